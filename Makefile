@@ -1,0 +1,36 @@
+# Two commands set everything up on a fresh machine: `make site`, then `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The committed demo site is built with a fixed clock, so it is byte-identical on every machine.
+DEMO_NOW := 2026-06-01T00:00:00Z
+DEMO_CACHE := .cache/demo
+
+.PHONY: install site test fixtures clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Exit code 1 means "built, with sessions left out of the totals": the demo corpus has one
+# session of an unknown model on purpose, so that is success here.
+site: $(STAMP)
+	@$(BIN)/agenthropic build --corpus fixtures/corpus --out site --cache $(DEMO_CACHE) --now $(DEMO_NOW) -q; \
+	  status=$$?; if [ $$status -gt 1 ]; then exit $$status; fi
+	@echo "$(CURDIR)/site/index.html"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Regenerate the demo corpus and its ground truth (then run `make site` to refresh site/).
+fixtures: $(STAMP)
+	$(BIN)/python -m fixtures.generate
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .hypothesis build dist

@@ -1,0 +1,148 @@
+"""One build: walk, parse what changed, price, project into the cache, gather, render."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Callable
+
+from agenthropic_site.cache import Cache, SessionCost
+from agenthropic_site.config import BuildConfig, check_folders
+from agenthropic_site.corpus import CorpusScan, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
+from agenthropic_site.corpus.sniff import sniff_session_id
+from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
+from agenthropic_site.cost import PriceTable, PricingError, load_price_table
+from agenthropic_site.gather import gather
+from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
+from agenthropic_site.render.pages import Renderer
+from agenthropic_site.render.writer import SiteWriter, prepare_output
+
+REASON_MAX_CHARS = 300
+_ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
+
+
+@dataclass
+class BuildResult:
+    """What a build did: counts for the summary line and the exit code."""
+
+    sessions: int = 0
+    parsed: int = 0
+    reused: int = 0
+    failed: int = 0
+    excluded: int = 0
+    removed_sessions: int = 0
+    transcripts_opened: int = 0
+    pages_written: int = 0
+    pages_unchanged: int = 0
+    files_removed: int = 0
+    skips: int = 0
+    read_skips: list[Skip] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """Return 1 when anything was left out (failed or unpriced sessions), else 0."""
+        return 1 if self.failed or self.excluded else 0
+
+
+def sanitize_reason(text: str) -> str:
+    """Make a failure reason safe to publish: no absolute paths, one line, at most 300 characters."""
+    flat = " ".join(_ABS_PATH_RE.sub("<path>", text).split())
+    return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
+
+
+def price_session(parsed: ParsedSession, prices: PriceTable) -> SessionCost:
+    """Price every usage row; any unknown model excludes the whole session (the halt gate)."""
+    costs: list[Decimal] = []
+    unknown: set[str] = set()
+    for row in parsed.usage:
+        try:
+            costs.append(prices.cost(row.model, row.tokens, row.timestamp, row.speed))
+        except PricingError as exc:
+            unknown.add(exc.model)
+    if unknown:
+        return SessionCost(None, "no price for model " + ", ".join(sorted(unknown)))
+    return SessionCost(tuple(costs), None)
+
+
+def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildResult) -> tuple[SessionInput, list[Skip]]:
+    """Read a session's transcripts and sidecars; an unreadable agent file is skipped, not fatal."""
+    main = TranscriptInput(files.main.rel, read_bytes(root, files.main, max_bytes), "main")
+    result.transcripts_opened += 1
+    agents = []
+    skipped = []
+    for agent in files.agents:
+        try:
+            data = read_bytes(root, agent.file, max_bytes)
+            result.transcripts_opened += 1
+        except UnreadableError as exc:
+            skipped.append(Skip(agent.file.rel, exc.reason, exc.detail))
+            continue
+        meta = None
+        if agent.meta is not None:
+            try:
+                meta = read_bytes(root, agent.meta, SIDECAR_MAX_BYTES)
+            except UnreadableError as exc:
+                skipped.append(Skip(agent.meta.rel, exc.reason, exc.detail))
+        agents.append(TranscriptInput(agent.file.rel, data, agent.layout, agent.agent_id, meta, agent.run_id))
+    return SessionInput(files.session_id, files.project, main, tuple(agents)), skipped
+
+
+def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
+    """Parse and project every session whose fingerprint changed since its checkpoint."""
+    result = BuildResult(sessions=len(scan.sessions))
+    checkpoints = cache.checkpoints()
+    todo = [files for sid, files in scan.sessions.items() if checkpoints.get(sid) != files.fingerprint]
+    result.reused = len(scan.sessions) - len(todo)
+    for done, files in enumerate(todo, start=1):
+        if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
+            log(f"parsed {done}/{len(todo)} changed sessions")
+        fingerprint = files.fingerprint
+        try:
+            source, skipped = load_session(scan.root, files, config.max_file_bytes, result)
+            parsed = parse_session(source)
+            cost = price_session(parsed, prices)
+        except UnreadableError as exc:
+            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{exc.reason}: {exc.detail}"))
+            result.failed += 1
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad session must not sink the build
+            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{type(exc).__name__}: {exc}"))
+            result.failed += 1
+            continue
+        result.read_skips.extend(skipped)
+        if skipped:
+            # Read again next time: the skipped files may be readable then.
+            fingerprint += ":partial"
+        cache.write_session(parsed, fingerprint, cost)
+        result.parsed += 1
+    result.removed_sessions = len(cache.forget_missing(set(scan.sessions), set(scan.unlisted)))
+    return result
+
+
+def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
+    """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError or OutputError."""
+    root = real_root(config.corpus)
+    check_folders(config.corpus, config.out, config.cache)
+    prices = load_price_table(config.pricing)
+    prepare_output(config.out)
+    cache = Cache(config.cache)
+    try:
+        if cache.rebuilt_reason:
+            log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
+        scan = scan_corpus(root, config.max_file_bytes, config.max_depth, lambda ref: sniff_session_id(root, ref))
+        result = ingest(cache, scan, config, prices, log)
+        skips = sorted(scan.skips + result.read_skips)
+        result.skips = len(skips)
+        model = gather(cache, skips, scan.unlisted, config.now, config.watchdog_minutes)
+        result.failed = len(model.failures)
+        result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
+        writer = SiteWriter(config.out)
+        Renderer(model, cache, writer, config.theme, log).render_all()
+        writer.finish()
+        result.pages_written = len(writer.written)
+        result.pages_unchanged = len(writer.unchanged)
+        result.files_removed = len(writer.removed)
+        return result
+    finally:
+        cache.close()

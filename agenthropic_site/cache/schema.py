@@ -1,0 +1,111 @@
+"""The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
+
+SCHEMA_VERSION = 1
+
+STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
+
+SCHEMA = f"""
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    project TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    title TEXT,
+    title_source TEXT,
+    cwd TEXT,
+    git_branch TEXT,
+    versions TEXT NOT NULL,
+    started_at TEXT,
+    ended_at TEXT,
+    main_ended_at TEXT,
+    excluded_reason TEXT,
+    details TEXT NOT NULL
+);
+CREATE TABLE agents (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    agent_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    parent_agent_id TEXT,
+    kind TEXT NOT NULL,
+    edge_source TEXT,
+    agent_type TEXT,
+    description TEXT,
+    file TEXT,
+    status TEXT NOT NULL CHECK ({STATUS_CHECK}),
+    outcome_cause TEXT,
+    notification_status TEXT,
+    spawn_tool_use_id TEXT,
+    first_seen_at TEXT,
+    last_seen_at TEXT,
+    PRIMARY KEY (session_id, agent_id),
+    FOREIGN KEY (session_id, parent_agent_id) REFERENCES agents(session_id, agent_id)
+);
+CREATE TABLE orchestration_edges (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    parent TEXT NOT NULL,
+    child TEXT NOT NULL,
+    source TEXT NOT NULL,
+    instance INTEGER NOT NULL DEFAULT 0,
+    host_id TEXT,
+    tool_use_id TEXT,
+    UNIQUE (session_id, parent, child)
+);
+CREATE TABLE token_usage (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    message_id TEXT,
+    request_id TEXT,
+    model TEXT NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    cache_write_5m INTEGER NOT NULL,
+    cache_write_1h INTEGER NOT NULL,
+    cost TEXT,
+    segment INTEGER NOT NULL DEFAULT 0,
+    at TEXT,
+    speed TEXT,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    under_reported INTEGER NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX token_usage_message ON token_usage(message_id);
+CREATE TABLE compactions (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    uuid TEXT,
+    at TEXT,
+    trigger TEXT,
+    pre_tokens INTEGER,
+    post_tokens INTEGER,
+    compaction_agent_id TEXT,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE transcripts (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+    agent_id TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (session_id, agent_id)
+);
+CREATE TABLE ingest_checkpoints (
+    session_id TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL
+);
+CREATE TABLE ingest_failures (
+    session_id TEXT PRIMARY KEY,
+    project TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    consecutive INTEGER NOT NULL
+);
+CREATE TABLE svg_cache (
+    digest TEXT PRIMARY KEY,
+    svg BLOB NOT NULL
+);
+"""

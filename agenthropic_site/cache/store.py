@@ -1,0 +1,233 @@
+"""The SQLite cache: one transaction per session; the corpus is the truth, the cache saves time."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
+from agenthropic_site.parse.model import Block, Message, ParsedSession
+
+CACHE_FILE = "cache.sqlite3"
+
+
+class CacheBusyError(Exception):
+    """Another build holds the cache."""
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+@dataclass(frozen=True)
+class SessionCost:
+    """The priced form of a session: a cost per usage row, or the reason it was excluded."""
+
+    row_costs: tuple[Decimal, ...] | None
+    excluded_reason: str | None
+
+
+class Cache:
+    """A connection to the cache file with the operations the build needs."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = folder / CACHE_FILE
+        self.rebuilt_reason: str | None = None
+        self.conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        reason = None
+        if self.path.exists():
+            try:
+                conn = self._connect()
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                check = conn.execute("PRAGMA quick_check").fetchone()
+                if row is not None and row[0] == str(SCHEMA_VERSION) and check is not None and check[0] == "ok":
+                    return conn
+                conn.close()
+                reason = "cache of another version" if row is None or row[0] != str(SCHEMA_VERSION) else "cache failed its integrity check"
+            except sqlite3.DatabaseError:
+                reason = "cache file is corrupt"
+            self._delete_files()
+        self.rebuilt_reason = reason
+        conn = self._connect()
+        with conn:
+            conn.executescript(SCHEMA)
+            conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        os.chmod(self.path, 0o600)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _delete_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    # -- ingest -------------------------------------------------------------------------------
+
+    def checkpoints(self) -> dict[str, str]:
+        """Return the fingerprint of every session projected successfully."""
+        return dict(self.conn.execute("SELECT session_id, fingerprint FROM ingest_checkpoints"))
+
+    def write_session(self, parsed: ParsedSession, fingerprint: str, cost: SessionCost) -> None:
+        """Replace everything cached for one session in a single transaction."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._delete_rows(parsed.session_id)
+            details = {
+                "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
+                "line_errors": [[e.file, e.line, e.code, e.message] for e in parsed.line_errors],
+                "unknown_types": parsed.unknown_types,
+                "pending_lines": parsed.pending_lines,
+            }
+            conn.execute(
+                "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    parsed.session_id, parsed.project, fingerprint, parsed.title, parsed.title_source, parsed.cwd,
+                    parsed.git_branch, _dumps(parsed.versions), parsed.started_at, parsed.ended_at, parsed.main_ended_at,
+                    cost.excluded_reason, _dumps(details),
+                ),
+            )
+            if cost.row_costs is not None:
+                self._insert_detail(parsed, cost.row_costs)
+            conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?)", (parsed.session_id, fingerprint))
+            conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _insert_detail(self, parsed: ParsedSession, row_costs: tuple[Decimal, ...]) -> None:
+        conn, sid = self.conn, parsed.session_id
+        conn.executemany(
+            "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (sid, a.agent_id, position, a.parent_agent_id, a.kind, a.edge_source, a.agent_type, a.description, a.file,
+                 a.status, a.outcome_cause, a.notification_status, a.spawn_tool_use_id, a.first_seen_at, a.last_seen_at)
+                for position, a in enumerate(parsed.agents)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO orchestration_edges(session_id, parent, child, source, tool_use_id) VALUES (?,?,?,?,?)",
+            [(sid, e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges],
+        )
+        conn.executemany(
+            "INSERT INTO token_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
+                 r.tokens.cache_write_5m, r.tokens.cache_write_1h, str(row_costs[seq]), 0, r.timestamp, r.speed, r.file, r.line,
+                 int(r.under_reported))
+                for seq, r in enumerate(parsed.usage)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO compactions VALUES (?,?,?,?,?,?,?,?,?)",
+            [
+                (sid, seq, c.agent_id, c.uuid, c.timestamp, c.trigger, c.pre_tokens, c.post_tokens, c.compaction_agent_id)
+                for seq, c in enumerate(parsed.compactions)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO transcripts VALUES (?,?,?)",
+            [(sid, agent_id, _encode_messages(messages)) for agent_id, messages in sorted(parsed.transcripts.items())],
+        )
+
+    def _delete_rows(self, session_id: str) -> None:
+        for table in ("transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints"):
+            if table == "agents":
+                # Children reference parents: clear the links before the rows.
+                self.conn.execute("UPDATE agents SET parent_agent_id = NULL WHERE session_id = ?", (session_id,))
+            self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+
+    def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str) -> int:
+        """Record a failed ingest, dropping the session's stale rows; return consecutive failures."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._delete_rows(session_id)
+            row = conn.execute("SELECT consecutive FROM ingest_failures WHERE session_id = ?", (session_id,)).fetchone()
+            consecutive = (row[0] if row else 0) + 1
+            conn.execute(
+                "INSERT OR REPLACE INTO ingest_failures VALUES (?,?,?,?,?)", (session_id, project, fingerprint, reason, consecutive)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return consecutive
+
+    def forget_missing(self, present: set[str], keep_projects: set[str]) -> list[str]:
+        """Delete sessions no longer in the corpus, except those of folders that could not be listed."""
+        gone = []
+        rows = self.conn.execute("SELECT session_id, project FROM sessions UNION SELECT session_id, project FROM ingest_failures")
+        for session_id, project in sorted(rows.fetchall()):
+            if session_id not in present and project not in keep_projects:
+                gone.append(session_id)
+        for session_id in gone:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._delete_rows(session_id)
+            self.conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (session_id,))
+            self.conn.execute("COMMIT")
+        return gone
+
+    # -- reading back -------------------------------------------------------------------------
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[sqlite3.Row]:
+        """Run a read query returning rows addressable by column name."""
+        cursor = self.conn.execute(sql, params)
+        cursor.row_factory = sqlite3.Row
+        return iter(cursor.fetchall())
+
+    def transcript(self, session_id: str, agent_id: str) -> list[Message]:
+        """Load one agent's displayable transcript."""
+        row = self.conn.execute(
+            "SELECT body FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)
+        ).fetchone()
+        return _decode_messages(row[0]) if row else []
+
+    def svg(self, digest: str) -> bytes | None:
+        """Return a cached SVG by the digest of its DOT source."""
+        row = self.conn.execute("SELECT svg FROM svg_cache WHERE digest = ?", (digest,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def put_svg(self, digest: str, svg: bytes) -> None:
+        """Remember the SVG drawn from a DOT source."""
+        self.conn.execute("INSERT OR REPLACE INTO svg_cache VALUES (?, ?)", (digest, svg))
+
+
+def _encode_messages(messages: list[Message]) -> bytes:
+    return orjson.dumps(
+        [
+            [m.role, m.uuid, m.timestamp, m.model, m.is_meta, m.subtype,
+             [[b.kind, b.text, b.name, b.tool_use_id, b.is_error, b.truncated_from] for b in m.blocks]]
+            for m in messages
+        ]
+    )
+
+
+def _decode_messages(body: bytes) -> list[Message]:
+    return [
+        Message(role=role, uuid=uuid, timestamp=at, model=model, is_meta=is_meta, subtype=subtype,
+                blocks=tuple(Block(kind=b[0], text=b[1], name=b[2], tool_use_id=b[3], is_error=b[4], truncated_from=b[5]) for b in blocks))
+        for role, uuid, at, model, is_meta, subtype, blocks in orjson.loads(body)
+    ]

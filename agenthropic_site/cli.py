@@ -1,0 +1,145 @@
+"""The `agenthropic` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from agenthropic_site import __version__
+from agenthropic_site.config import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_WATCHDOG_MINUTES,
+    BuildConfig,
+    ConfigError,
+    default_cache_dir,
+    default_corpus_dir,
+    resolve_now,
+)
+from agenthropic_site.corpus import ContainmentError, CorpusRootError
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT = 0, 1, 2, 3
+
+DESCRIPTION = """\
+Turn Claude Code's session transcripts (~/.claude/projects) into a static HTML site:
+which agents each session spawned and who spawned whom, what each agent and branch cost,
+where the context was compacted, and what failed.
+
+Exit codes: 0 built; 1 built, but some sessions failed or could not be priced (see the
+build report); 2 usage error or missing corpus; 3 a corpus path escapes the corpus root.
+"""
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with every command and option documented."""
+    parser = argparse.ArgumentParser(prog="agenthropic", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"agenthropic {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    build = commands.add_parser(
+        "build",
+        help="build the static site from a corpus of transcripts",
+        description="Build the static site. Only sessions whose files changed since the last build are read again.",
+    )
+    build.add_argument(
+        "--corpus", type=Path, metavar="DIR",
+        help="folder of Claude Code project folders (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    )
+    build.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="output folder for the site (default: ./site)")
+    build.add_argument(
+        "--cache", type=Path, metavar="DIR",
+        help="cache folder (default: $AGENTHROPIC_CACHE_DIR, else $XDG_CACHE_HOME/agenthropic, else ~/.cache/agenthropic); "
+        "never inside the corpus or the output",
+    )
+    build.add_argument("--theme", type=Path, metavar="DIR", help="theme folder whose templates/ and static/ files override the default theme's")
+    build.add_argument("--pricing", type=Path, metavar="FILE", help="JSON price file merged over the built-in prices (to price a new model)")
+    build.add_argument(
+        "--now", metavar="ISO8601",
+        help="the build clock, for status ageing (default: $SOURCE_DATE_EPOCH, else the current time); never written into the site",
+    )
+    build.add_argument(
+        "--watchdog-minutes", type=_positive, default=DEFAULT_WATCHDOG_MINUTES, metavar="N",
+        help=f"an agent with no ending and no activity for N minutes before the build clock is shown as unknown (default: {DEFAULT_WATCHDOG_MINUTES})",
+    )
+    build.add_argument(
+        "--max-file-mb", type=_positive, default=DEFAULT_MAX_FILE_BYTES // (1024 * 1024), metavar="N",
+        help=f"skip transcripts larger than N MiB, reported as oversize (default: {DEFAULT_MAX_FILE_BYTES // (1024 * 1024)})",
+    )
+    build.add_argument(
+        "--max-depth", type=_positive, default=DEFAULT_MAX_DEPTH, metavar="N",
+        help=f"skip folders nested deeper than N levels under a session folder, reported as too-deep (default: {DEFAULT_MAX_DEPTH})",
+    )
+    build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> BuildConfig:
+    env = os.environ
+    home = Path.home()
+    return BuildConfig(
+        corpus=args.corpus if args.corpus is not None else default_corpus_dir(env, home),
+        out=args.out,
+        cache=args.cache if args.cache is not None else default_cache_dir(env, home),
+        now=resolve_now(args.now, env),
+        theme=args.theme,
+        pricing=args.pricing,
+        max_file_bytes=args.max_file_mb * 1024 * 1024,
+        max_depth=args.max_depth,
+        watchdog_minutes=args.watchdog_minutes,
+        quiet=args.quiet,
+    )
+
+
+def _build(args: argparse.Namespace) -> int:
+    from agenthropic_site.build import run_build
+    from agenthropic_site.render.writer import OutputError
+
+    def log(message: str) -> None:
+        if not args.quiet:
+            print(message, file=sys.stderr)
+
+    try:
+        config = _config(args)
+        if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
+            raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
+        if config.pricing is not None and not config.pricing.is_file():
+            raise ConfigError(f"pricing file not found: {config.pricing}")
+        result = run_build(config, log)
+    except (CorpusRootError, ConfigError) as exc:
+        print(f"agenthropic: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ContainmentError as exc:
+        print(f"FATAL: corpus containment violation - {exc}", file=sys.stderr)
+        return EXIT_CONTAINMENT
+    except OutputError as exc:
+        print(f"agenthropic: {exc}; the previous site was left as it was", file=sys.stderr)
+        return EXIT_FAILURES
+    log(
+        f"{result.sessions} sessions: {result.parsed} parsed, {result.reused} unchanged, {result.failed} failed, "
+        f"{result.excluded} unpriced; {result.skips} files skipped; "
+        f"{result.pages_written} files written, {result.pages_unchanged} unchanged, {result.files_removed} removed"
+    )
+    if not args.quiet:
+        print(config.out.resolve() / "index.html")
+    if result.exit_code:
+        print("agenthropic: some sessions are left out of the totals; see report.html", file=sys.stderr)
+    return result.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        return _build(args)
+    parser.print_help()
+    return EXIT_USAGE

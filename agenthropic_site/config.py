@@ -1,0 +1,102 @@
+"""Build configuration: defaults for folders and the injected build clock."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Mapping
+
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 4
+DEFAULT_WATCHDOG_MINUTES = 10
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """Everything one build needs to know, resolved and validated."""
+
+    corpus: Path
+    out: Path
+    cache: Path
+    now: datetime
+    theme: Path | None = None
+    pricing: Path | None = None
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    watchdog_minutes: int = DEFAULT_WATCHDOG_MINUTES
+    quiet: bool = False
+
+
+def default_corpus_dir(env: Mapping[str, str], home: Path) -> Path:
+    """Return `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
+    config_dir = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    if config_dir:
+        # A comma-separated list is accepted by some tools (format §1.1); the first entry wins here.
+        return Path(config_dir.split(",")[0]).expanduser() / "projects"
+    return home / ".claude" / "projects"
+
+
+def default_cache_dir(env: Mapping[str, str], home: Path) -> Path:
+    """Return `$AGENTHROPIC_CACHE_DIR`, else `$XDG_CACHE_HOME/agenthropic`, else `~/.cache/agenthropic`."""
+    explicit = env.get("AGENTHROPIC_CACHE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = env.get("XDG_CACHE_HOME", "").strip()
+    if xdg:
+        return Path(xdg).expanduser() / "agenthropic"
+    return home / ".cache" / "agenthropic"
+
+
+def parse_instant(text: str) -> datetime:
+    """Parse an ISO-8601 instant; a value without a zone is taken as UTC."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ConfigError(f"not an ISO-8601 date and time: {text!r}") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def resolve_now(now_arg: str | None, env: Mapping[str, str]) -> datetime:
+    """Return the build clock: `--now`, else `SOURCE_DATE_EPOCH`, else the wall clock."""
+    if now_arg:
+        return parse_instant(now_arg)
+    epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        try:
+            return datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+        except (ValueError, OverflowError, OSError) as exc:
+            raise ConfigError(f"SOURCE_DATE_EPOCH is not a whole number of seconds: {epoch!r}") from exc
+    return datetime.now(tz=timezone.utc)
+
+
+def is_inside(path: Path, folder: Path) -> bool:
+    """Tell whether `path` is `folder` or below it, comparing real paths component-wise."""
+    real_path = os.path.realpath(path)
+    real_folder = os.path.realpath(folder)
+    try:
+        return os.path.commonpath([real_path, real_folder]) == real_folder
+    except ValueError:  # different drives on Windows
+        return False
+
+
+def check_folders(corpus: Path, out: Path, cache: Path) -> None:
+    """Refuse folder combinations that would let one stage write into another's input."""
+    if is_inside(cache, corpus):
+        raise ConfigError(f"the cache folder {cache} is inside the corpus {corpus}; choose another --cache")
+    if is_inside(cache, out):
+        raise ConfigError(f"the cache folder {cache} is inside the output {out}; choose another --cache")
+    if is_inside(out, corpus):
+        raise ConfigError(f"the output folder {out} is inside the corpus {corpus}; choose another --out")
+    if is_inside(corpus, out):
+        raise ConfigError(f"the corpus {corpus} is inside the output folder {out}; choose another --out")

@@ -1,0 +1,333 @@
+"""Walk the corpus with lstat only, classify artifacts, group them into sessions."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from agenthropic_site.corpus.safe_io import ContainmentError, FileRef, check_contained
+
+SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# Agent ids: `a` + 6 or 16 hex (2.1.x), 8 hex (2.0.x flat), `acompact-…`, `aside_question-…` (format §1.3).
+AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+SIDECAR_MAX_BYTES = 1024 * 1024
+
+SKIP_REASONS = (
+    "oversize",
+    "symlink",
+    "not-regular-file",
+    "unreadable",
+    "empty-agent",
+    "empty-main",
+    "non-artifact",
+    "duplicate-session",
+    "too-deep",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Skip:
+    """A corpus path that was not read, with one reason from SKIP_REASONS."""
+
+    path: str
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class AgentFile:
+    """One subagent transcript and where it sits."""
+
+    agent_id: str
+    file: FileRef
+    layout: str  # "flat" (2.0.28–2.1.1), "subagents" (2.1.2+), "workflow" (2.1.154+)
+    meta: FileRef | None = None
+    run_id: str | None = None
+
+
+@dataclass
+class SessionFiles:
+    """A main transcript and every artifact that belongs to it."""
+
+    session_id: str
+    project: str
+    main: FileRef
+    agents: list[AgentFile] = field(default_factory=list)
+    extras: list[FileRef] = field(default_factory=list)  # journals, workflow snapshots: fingerprinted, not parsed
+
+    def all_files(self) -> list[FileRef]:
+        """List every file whose change means the session must be read again."""
+        files = [self.main, *self.extras]
+        for agent in self.agents:
+            files.append(agent.file)
+            if agent.meta is not None:
+                files.append(agent.meta)
+        return sorted(files)
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash sorted (path, size, mtime_ns, inode) of all the session's files; no content read."""
+        digest = hashlib.sha256()
+        for ref in self.all_files():
+            digest.update(f"{ref.rel}\0{ref.size}\0{ref.mtime_ns}\0{ref.inode}\n".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+
+@dataclass
+class CorpusScan:
+    """What the walk found: sessions by id, every skipped path, folders it could not list."""
+
+    root: str
+    sessions: dict[str, SessionFiles]
+    skips: list[Skip]
+    projects: list[str]
+    unlisted: list[str]  # project folders whose listing failed: their sessions are not "deleted"
+
+
+@dataclass
+class _Limits:
+    max_file_bytes: int
+    max_depth: int
+
+
+FlatSniffer = Callable[[FileRef], "str | None"]
+
+
+def _ref(rel: str, st: os.stat_result) -> FileRef:
+    return FileRef(rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
+
+
+def _list(path: str) -> list[str]:
+    return sorted(os.listdir(path))
+
+
+class _Walker:
+    def __init__(self, root: str, limits: _Limits, sniff_flat: FlatSniffer) -> None:
+        self.root = root
+        self.limits = limits
+        self.sniff_flat = sniff_flat
+        self.skips: list[Skip] = []
+        self.unlisted: list[str] = []
+        # project -> session id -> SessionFiles
+        self.by_project: dict[str, dict[str, SessionFiles]] = {}
+        self.flat: dict[str, list[AgentFile]] = {}
+        self.companions: dict[str, dict[str, tuple[list[AgentFile], list[FileRef]]]] = {}
+
+    def skip(self, rel: str, reason: str, detail: str = "") -> None:
+        self.skips.append(Skip(rel, reason, detail))
+
+    def lstat(self, rel: str) -> os.stat_result | None:
+        """Return lstat of a path, or record why it could not be looked at."""
+        path = os.path.join(self.root, *rel.split("/"))
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            self.skip(rel, "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            # Following a link could read outside the root; a link that points outside is fatal.
+            check_contained(self.root, path)
+            self.skip(rel, "symlink", "symbolic links are never followed")
+            return None
+        return st
+
+    def regular_file(self, rel: str, st: os.stat_result, cap: int) -> FileRef | None:
+        if not stat.S_ISREG(st.st_mode):
+            self.skip(rel, "not-regular-file")
+            return None
+        if st.st_size > cap:
+            self.skip(rel, "oversize", f"{st.st_size} bytes > cap {cap}")
+            return None
+        return _ref(rel, st)
+
+    def walk(self) -> list[str]:
+        projects = []
+        for name in _list(self.root):
+            st = self.lstat(name)
+            if st is None:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                projects.append(name)
+                self.walk_project(name)
+            else:
+                self.skip(name, "non-artifact", "file at the corpus root")
+        return projects
+
+    def walk_project(self, project: str) -> None:
+        try:
+            names = _list(os.path.join(self.root, project))
+        except OSError as exc:
+            self.unlisted.append(project)
+            self.skip(project + "/", "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
+            return
+        sessions = self.by_project.setdefault(project, {})
+        for name in names:
+            rel = f"{project}/{name}"
+            st = self.lstat(rel)
+            if st is None:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if SESSION_ID_RE.match(name):
+                    self.walk_companion(project, name)
+                else:
+                    self.skip(rel + "/", "non-artifact", "folder that is not a session folder")
+                continue
+            if name.endswith(".jsonl") and SESSION_ID_RE.match(name[: -len(".jsonl")]):
+                ref = self.regular_file(rel, st, self.limits.max_file_bytes)
+                if ref is None:
+                    continue
+                if ref.size == 0:
+                    self.skip(rel, "empty-main", "0-byte main transcript")
+                    continue
+                session_id = name[: -len(".jsonl")]
+                sessions[session_id] = SessionFiles(session_id=session_id, project=project, main=ref)
+            elif name.startswith("agent-") and name.endswith(".jsonl"):
+                # Flat agent files, seen 2.0.28–2.1.1 (format §1.3): the session is named inside.
+                agent = self.agent_file(rel, name, st, "flat")
+                if agent is not None:
+                    self.flat.setdefault(project, []).append(agent)
+            else:
+                self.skip(rel, "non-artifact")
+
+    def agent_file(self, rel: str, name: str, st: os.stat_result, layout: str, run_id: str | None = None) -> AgentFile | None:
+        agent_id = name[len("agent-") : -len(".jsonl")]
+        if not AGENT_ID_RE.match(agent_id):
+            self.skip(rel, "non-artifact", "agent file name of an unexpected form")
+            return None
+        ref = self.regular_file(rel, st, self.limits.max_file_bytes)
+        if ref is None:
+            return None
+        if ref.size == 0:
+            self.skip(rel, "empty-agent", "0-byte agent transcript")
+            return None
+        return AgentFile(agent_id=agent_id, file=ref, layout=layout, run_id=run_id)
+
+    def walk_companion(self, project: str, session_id: str) -> None:
+        agents: list[AgentFile] = []
+        extras: list[FileRef] = []
+        metas: dict[tuple[str | None, str], FileRef] = {}
+        base = f"{project}/{session_id}"
+        for rel, parts, st in self.walk_tree(base):
+            layout, run_id = _classify(parts)
+            name = parts[-1]
+            if layout in ("subagents", "workflow") and name.startswith("agent-") and name.endswith(".meta.json"):
+                ref = self.regular_file(rel, st, SIDECAR_MAX_BYTES)
+                if ref is not None:
+                    metas[(run_id, name[len("agent-") : -len(".meta.json")])] = ref
+            elif layout in ("subagents", "workflow") and name.startswith("agent-") and name.endswith(".jsonl"):
+                agent = self.agent_file(rel, name, st, layout, run_id)
+                if agent is not None:
+                    agents.append(agent)
+            elif layout == "workflow" and name == "journal.jsonl":
+                # A workflow journal is not a transcript (format §1.3); it only marks the run.
+                ref = self.regular_file(rel, st, self.limits.max_file_bytes)
+                if ref is not None:
+                    extras.append(ref)
+            else:
+                self.skip(rel, "non-artifact")
+        for index, agent in enumerate(agents):
+            meta = metas.pop((agent.run_id, agent.agent_id), None)
+            if meta is not None:
+                agents[index] = AgentFile(agent.agent_id, agent.file, agent.layout, meta, agent.run_id)
+        for (_, _), ref in sorted(metas.items(), key=lambda item: item[1].rel):
+            self.skip(ref.rel, "non-artifact", "sidecar without its agent transcript")
+        self.companions.setdefault(project, {})[session_id] = (agents, extras)
+
+    def walk_tree(self, base: str) -> Iterable[tuple[str, tuple[str, ...], os.stat_result]]:
+        """Yield regular entries under a session folder, depth-capped, lstat only, in sorted order."""
+        stack: list[tuple[str, tuple[str, ...]]] = [(base, ())]
+        while stack:
+            rel_dir, parts = stack.pop()
+            try:
+                names = _list(os.path.join(self.root, *rel_dir.split("/")))
+            except OSError as exc:
+                self.skip(rel_dir + "/", "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
+                continue
+            subdirs = []
+            for name in names:
+                rel = f"{rel_dir}/{name}"
+                st = self.lstat(rel)
+                if st is None:
+                    continue
+                child_parts = (*parts, name)
+                if stat.S_ISDIR(st.st_mode):
+                    if len(child_parts) >= self.limits.max_depth:
+                        self.skip(rel + "/", "too-deep", f"deeper than {self.limits.max_depth} levels under the session folder")
+                    else:
+                        subdirs.append((rel, child_parts))
+                    continue
+                yield rel, child_parts, st
+            stack.extend(reversed(subdirs))
+
+    def assemble(self) -> dict[str, SessionFiles]:
+        for project, companions in sorted(self.companions.items()):
+            for session_id, (agents, extras) in sorted(companions.items()):
+                session = self.by_project.get(project, {}).get(session_id)
+                if session is None:
+                    for agent in agents:
+                        self.skip(agent.file.rel, "non-artifact", "session folder without its main transcript")
+                        if agent.meta is not None:
+                            self.skip(agent.meta.rel, "non-artifact", "session folder without its main transcript")
+                    for ref in extras:
+                        self.skip(ref.rel, "non-artifact", "session folder without its main transcript")
+                    continue
+                session.agents.extend(agents)
+                session.extras.extend(extras)
+        for project, flats in sorted(self.flat.items()):
+            for agent in flats:
+                owner = self.sniff_flat(agent.file)
+                session = self.by_project.get(project, {}).get(owner or "")
+                if session is None:
+                    self.skip(agent.file.rel, "non-artifact", "flat agent file whose session is not in its project")
+                    continue
+                session.agents.append(agent)
+        return self.dedupe_sessions()
+
+    def dedupe_sessions(self) -> dict[str, SessionFiles]:
+        """Keep each session id once, in the smallest-sorting project folder; report the others."""
+        kept: dict[str, SessionFiles] = {}
+        for project in sorted(self.by_project):
+            for session_id, session in sorted(self.by_project[project].items()):
+                if session_id in kept:
+                    detail = f"session also in {kept[session_id].project}"
+                    for ref in session.all_files():
+                        self.skip(ref.rel, "duplicate-session", detail)
+                    continue
+                session.agents.sort(key=lambda agent: agent.file.rel)
+                session.extras.sort()
+                kept[session_id] = session
+        return dict(sorted(kept.items()))
+
+
+def _classify(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """Name the layout of a path below a session folder: subagents, workflow, or None."""
+    if len(parts) == 2 and parts[0] == "subagents":
+        return "subagents", None
+    if len(parts) == 4 and parts[0] == "subagents" and parts[1] == "workflows" and AGENT_ID_RE.match(parts[2]):
+        return "workflow", parts[2]
+    return None, None
+
+
+def scan_corpus(root: str, max_file_bytes: int, max_depth: int, sniff_flat: FlatSniffer) -> CorpusScan:
+    """Walk the corpus (real root path) and return its sessions and skips.
+
+    Raises ContainmentError when a link points outside the root.
+    """
+    walker = _Walker(root, _Limits(max_file_bytes, max_depth), sniff_flat)
+    projects = walker.walk()
+    sessions = walker.assemble()
+    return CorpusScan(
+        root=root,
+        sessions=sessions,
+        skips=sorted(walker.skips),
+        projects=projects,
+        unlisted=sorted(walker.unlisted),
+    )
+
+
+__all__ = ["AgentFile", "ContainmentError", "CorpusScan", "SessionFiles", "Skip", "SKIP_REASONS", "scan_corpus"]

@@ -1,0 +1,80 @@
+"""Draw a session's agent tree to SVG with Graphviz `dot`; stable bytes, escaped labels."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import graphviz
+
+from agenthropic_site.parse.model import INFERRED_SOURCES
+
+_COMMENT_RE = re.compile(rb"<!--.*?-->\s*", re.S)
+STATUS_COLOURS = {"completed": "#2e7d32", "error": "#c62828", "working": "#1565c0", "waiting": "#6a1b9a", "unknown": "#757575"}
+
+
+@dataclass(frozen=True)
+class DrawNode:
+    """What a node shows: an id for the link, a label, a status colour."""
+
+    agent_id: str
+    label: str
+    status: str
+    href: str
+
+
+@dataclass(frozen=True)
+class DrawEdge:
+    """A link between two drawn agents and the evidence it came from."""
+
+    parent: str
+    child: str
+    source: str
+
+
+def dot_source(nodes: list[DrawNode], edges: list[DrawEdge]) -> str:
+    """Return the DOT text for an agent tree; every data label is escaped for Graphviz."""
+    graph = graphviz.Digraph("agents", graph_attr={"rankdir": "LR", "bgcolor": "transparent", "fontname": "Helvetica"})
+    graph.attr("node", shape="box", style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize="10")
+    graph.attr("edge", fontname="Helvetica", fontsize="8", color="#607d8b")
+    ids = {node.agent_id: f"n{index}" for index, node in enumerate(nodes)}
+    for node in nodes:
+        # graphviz.escape keeps backslash sequences and <...> from being read as markup.
+        graph.node(
+            ids[node.agent_id],
+            label=graphviz.escape(node.label),
+            color=STATUS_COLOURS.get(node.status, "#757575"),
+            penwidth="2",
+            URL=graphviz.escape(node.href),
+            tooltip=graphviz.escape(node.agent_id),
+        )
+    for edge in edges:
+        if edge.parent in ids and edge.child in ids:
+            style = "dashed" if edge.source in INFERRED_SOURCES else "solid"
+            graph.edge(ids[edge.parent], ids[edge.child], label=graphviz.escape(edge.source), style=style)
+    return graph.source
+
+
+def dot_digest(source: str) -> str:
+    """Return the cache key of a DOT source."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def render_svg(source: str, cached: Callable[[str], bytes | None], store: Callable[[str, bytes], None]) -> bytes | None:
+    """Return the SVG for a DOT source, from the cache or `dot`; None when `dot` is not installed."""
+    digest = dot_digest(source)
+    svg = cached(digest)
+    if svg is not None:
+        return svg
+    try:
+        raw = graphviz.Source(source).pipe(format="svg")
+    except graphviz.ExecutableNotFound:
+        return None
+    # Graphviz writes its version in a comment: drop comments so output does not depend on it.
+    svg = _COMMENT_RE.sub(b"", raw)
+    start = svg.find(b"<svg")
+    svg = svg[start:] if start >= 0 else svg
+    store(digest, svg)
+    return svg

@@ -1,0 +1,215 @@
+"""The parser's input and output types: plain, immutable where it matters, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TOKEN_CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
+
+EDGE_SOURCES = (
+    "meta_tool_use_id",
+    "tool_result_agent_id",
+    "result_text_agent_id",
+    "agent_progress",
+    "task_notification",
+    "queue_operation",
+    "workflow_directory",
+    "sidechain_inline",
+    "prompt_match",
+)
+INFERRED_SOURCES = frozenset({"prompt_match"})
+
+AGENT_KINDS = ("main", "subagent", "warmup", "compaction", "side_question", "prompt_suggestion", "workflow", "teammate")
+STATUSES = ("working", "waiting", "completed", "error", "unknown")
+OUTCOME_CAUSES = (
+    "terminated_early",
+    "user_interrupt",
+    "concurrency_limit",
+    "permission_failed",
+    "dispatch_unavailable",
+    "unclassified",
+)
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Token counts of one request or a sum of requests, by billing category."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write_5m + other.cache_write_5m,
+            self.cache_write_1h + other.cache_write_1h,
+        )
+
+    @property
+    def total(self) -> int:
+        """Return the sum over all categories."""
+        return self.input + self.output + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+    def as_dict(self) -> dict[str, int]:
+        """Return the counts keyed by category name."""
+        return {name: getattr(self, name) for name in TOKEN_CATEGORIES}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, int]) -> Tokens:
+        """Build from a mapping keyed by category name."""
+        return cls(**{name: int(values.get(name, 0)) for name in TOKEN_CATEGORIES})
+
+
+@dataclass(frozen=True)
+class TranscriptInput:
+    """One transcript's bytes with where it was found."""
+
+    rel: str
+    data: bytes
+    layout: str  # main | flat | subagents | workflow
+    agent_id: str | None = None  # None for the main transcript
+    meta: bytes | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionInput:
+    """Everything the parser sees of one session: bytes only."""
+
+    session_id: str
+    project: str
+    main: TranscriptInput
+    agents: tuple[TranscriptInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class LineError:
+    """A line that could not be used, with its file and 1-based line number."""
+
+    file: str
+    line: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Warning:
+    """Something a reader of the report should know; never fatal."""
+
+    code: str
+    message: str
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """One deduplicated API request, owned by one agent."""
+
+    agent_id: str
+    message_id: str | None
+    request_id: str | None
+    model: str
+    tokens: Tokens
+    timestamp: str | None
+    speed: str | None
+    file: str
+    line: int
+    under_reported: bool = False
+
+
+@dataclass(frozen=True, order=True)
+class Edge:
+    """A parent -> child spawn link with the evidence that established it."""
+
+    parent: str
+    child: str
+    source: str
+    tool_use_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A compaction boundary in one agent's transcript."""
+
+    agent_id: str
+    uuid: str | None
+    timestamp: str | None
+    trigger: str | None
+    pre_tokens: int | None
+    post_tokens: int | None
+    compaction_agent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Block:
+    """One displayable piece of a message."""
+
+    kind: str  # text | thinking | tool_use | tool_result | image | notice
+    text: str = ""
+    name: str | None = None
+    tool_use_id: str | None = None
+    is_error: bool = False
+    truncated_from: int | None = None  # original length when `text` was cut for storage
+
+
+@dataclass(frozen=True)
+class Message:
+    """One record as shown in a transcript; multi-line assistant messages are merged."""
+
+    role: str  # user | assistant | system | summary | notification
+    uuid: str | None
+    timestamp: str | None
+    blocks: tuple[Block, ...]
+    model: str | None = None
+    is_meta: bool = False
+    subtype: str | None = None
+
+
+@dataclass
+class Agent:
+    """One agent of a session and what the transcripts say about it."""
+
+    agent_id: str
+    kind: str
+    file: str | None
+    parent_agent_id: str | None = None
+    edge_source: str | None = None
+    agent_type: str | None = None
+    description: str | None = None
+    status: str = "working"
+    outcome_cause: str | None = None
+    notification_status: str | None = None
+    first_seen_at: str | None = None
+    last_seen_at: str | None = None
+    spawn_tool_use_id: str | None = None
+
+
+@dataclass
+class ParsedSession:
+    """The parser's whole answer for one session."""
+
+    session_id: str
+    project: str
+    title: str | None = None
+    title_source: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    versions: list[str] = field(default_factory=list)
+    started_at: str | None = None
+    ended_at: str | None = None
+    main_ended_at: str | None = None
+    agents: list[Agent] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    unlinked_agents: list[str] = field(default_factory=list)
+    usage: list[UsageRow] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    warnings: list[Warning] = field(default_factory=list)
+    line_errors: list[LineError] = field(default_factory=list)
+    pending_lines: list[str] = field(default_factory=list)  # files whose last line is unterminated
+    unknown_types: dict[str, int] = field(default_factory=dict)
+    transcripts: dict[str, list[Message]] = field(default_factory=dict)

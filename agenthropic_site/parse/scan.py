@@ -1,0 +1,269 @@
+"""Read one transcript's records into facts: usage, spawns, results, links, boundaries, messages."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenthropic_site.parse.fields import content_text, count_of, dict_of, instant_of, list_of, text_of
+from agenthropic_site.parse.lines import Record
+from agenthropic_site.parse.messages import MessageBuilder
+from agenthropic_site.parse.model import Compaction, LineError
+from agenthropic_site.parse.usage import SYNTHETIC_MODEL, Candidate, candidate_from
+
+# Task (≤2.1.62), Agent (≥2.1.63), Workflow (≥2.1.154) spawn agents (format §4.1).
+SPAWN_TOOLS = frozenset({"Task", "Agent"})
+WORKFLOW_TOOL = "Workflow"
+KNOWN_TYPES = frozenset(
+    {
+        "user", "assistant", "system", "attachment", "progress", "summary", "queue-operation",
+        "file-history-snapshot", "file-history-delta", "last-prompt", "ai-title", "custom-title",
+        "agent-name", "permission-mode", "mode", "atis-latch", "pr-link", "cost-state",
+    }
+)
+# Result tails: "agentId: a7d41f9 (for resuming…" 2.0.76–2.1.29+, "agentId: ab1e… (use SendMessage…" 2.1.114.
+AGENT_ID_TAIL_RE = re.compile(r"agentId: ([A-Za-z0-9][A-Za-z0-9_-]{0,127})")
+RUN_DIR_RE = re.compile(r"subagents/workflows/([A-Za-z0-9][A-Za-z0-9_-]{0,127})")
+NOTIFICATION_TAG_RE = {
+    tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.S) for tag in ("task-id", "tool-use-id", "status", "summary")
+}
+INTERRUPT_MARKER = "[Request interrupted by user"
+FIRST_CWD_RECORDS = 50
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """A spawning tool_use block (Task, Agent or Workflow) in some agent's transcript."""
+
+    tool_use_id: str
+    tool: str
+    owner: str
+    input: dict[str, Any]
+    timestamp: str | None
+    order: int
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool_result block, with the record's structured `toolUseResult` when present."""
+
+    tool_use_id: str
+    owner: str
+    is_error: bool
+    text: str
+    structured: Any
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A `<task-notification>` for a background task (format §4.5)."""
+
+    task_id: str | None
+    tool_use_id: str | None
+    status: str | None
+    summary: str
+    owner: str
+    via: str  # "user" line or "queue" operation
+
+
+@dataclass
+class TranscriptFacts:
+    """What one transcript says, before linking it with the session's other transcripts."""
+
+    agent_id: str
+    rel: str
+    layout: str
+    first_seen_at: str | None = None
+    last_seen_at: str | None = None
+    versions: set[str] = field(default_factory=set)
+    cwds: list[str] = field(default_factory=list)
+    git_branch: str | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    spawns: list[Spawn] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    progress_links: list[tuple[str, str]] = field(default_factory=list)
+    notifications: list[Notification] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    custom_title: str | None = None
+    ai_title: str | None = None
+    summary_title: str | None = None
+    first_prompt: str | None = None
+    first_user_text: str | None = None
+    first_parent_uuid: str | None = None
+    interrupted: bool = False
+    ends_with_api_error: bool = False
+    unknown_types: Counter = field(default_factory=Counter)
+    errors: list[LineError] = field(default_factory=list)
+    uuids: set[str] = field(default_factory=set)
+    builder: MessageBuilder = field(default_factory=MessageBuilder)
+
+
+def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int = 0) -> TranscriptFacts:
+    """Fill `facts` from the records of one transcript, in file order."""
+    last_kind: str | None = None
+    for position, record in enumerate(records):
+        data = record.data
+        kind = data.get("type")
+        timestamp = instant_of(data.get("timestamp"))
+        if timestamp is not None:
+            if facts.first_seen_at is None or timestamp < facts.first_seen_at:
+                facts.first_seen_at = timestamp
+            if facts.last_seen_at is None or timestamp > facts.last_seen_at:
+                facts.last_seen_at = timestamp
+        uuid = text_of(data.get("uuid"))
+        if uuid:
+            facts.uuids.add(uuid)
+        _envelope(facts, data)
+        if kind == "assistant":
+            last_kind = _assistant(facts, record, timestamp, order_base + position)
+        elif kind == "user":
+            last_kind = "user"
+            _user(facts, record, timestamp)
+        elif kind == "system":
+            _system(facts, record, timestamp)
+        elif kind == "progress":
+            _progress(facts, data)
+        elif kind == "queue-operation":
+            _queue_operation(facts, data)
+        elif kind == "summary":
+            summary = text_of(data.get("summary"))
+            if summary and facts.summary_title is None:
+                facts.summary_title = summary
+            facts.builder.add_summary(data)
+        elif kind == "custom-title":
+            facts.custom_title = text_of(data.get("customTitle")) or facts.custom_title  # last one wins
+        elif kind == "ai-title":
+            facts.ai_title = text_of(data.get("aiTitle")) or facts.ai_title
+        elif kind not in KNOWN_TYPES:
+            facts.unknown_types[str(kind) if isinstance(kind, str) else f"<{type(kind).__name__}>"] += 1
+    facts.ends_with_api_error = last_kind == "api-error"
+    return facts
+
+
+def _envelope(facts: TranscriptFacts, data: dict[str, Any]) -> None:
+    version = text_of(data.get("version"))
+    if version and len(version) <= 40:
+        facts.versions.add(version)
+    cwd = text_of(data.get("cwd"))
+    if cwd and len(facts.cwds) < FIRST_CWD_RECORDS:
+        facts.cwds.append(cwd)
+    branch = text_of(data.get("gitBranch"))
+    if branch and facts.git_branch is None:
+        facts.git_branch = branch
+
+
+def _assistant(facts: TranscriptFacts, record: Record, timestamp: str | None, order: int) -> str:
+    data = record.data
+    message = dict_of(data.get("message"))
+    found = candidate_from(facts.agent_id, facts.rel, record.line, data, timestamp)
+    if isinstance(found, LineError):
+        facts.errors.append(found)
+    elif found is not None:
+        facts.candidates.append(found)
+    for block in list_of(message.get("content")):
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            continue
+        name = text_of(block.get("name"))
+        tool_use_id = text_of(block.get("id"))
+        if tool_use_id and (name in SPAWN_TOOLS or name == WORKFLOW_TOOL):
+            facts.spawns.append(Spawn(tool_use_id, name or "", facts.agent_id, dict_of(block.get("input")), timestamp, order))
+    facts.builder.add_assistant(data, timestamp)
+    if message.get("model") == SYNTHETIC_MODEL and data.get("isApiErrorMessage") is True:
+        return "api-error"
+    return "assistant"
+
+
+def _user(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None:
+    data = record.data
+    message = dict_of(data.get("message"))
+    content = message.get("content")
+    structured = data.get("toolUseResult")
+    if facts.first_parent_uuid is None and facts.first_user_text is None:
+        facts.first_parent_uuid = text_of(data.get("parentUuid"))
+    has_result = False
+    for block in list_of(content):
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            has_result = True
+            tool_use_id = text_of(block.get("tool_use_id"))
+            if tool_use_id:
+                facts.results.append(
+                    ToolResult(tool_use_id, facts.agent_id, block.get("is_error") is True, content_text(block.get("content")), structured)
+                )
+    text = "" if has_result else content_text(content)
+    if facts.first_user_text is None and text:
+        facts.first_user_text = text
+    if INTERRUPT_MARKER in text or (has_result and INTERRUPT_MARKER in str(structured)[:200]):
+        facts.interrupted = True
+    if text.lstrip().startswith("<task-notification>"):
+        facts.notifications.append(parse_notification(text, facts.agent_id, "user"))
+        facts.builder.add_notification(data, timestamp, text)
+        return
+    if (
+        facts.first_prompt is None
+        and text
+        and data.get("isMeta") is not True
+        and data.get("isCompactSummary") is not True
+        and not _is_command_echo(text)
+    ):
+        facts.first_prompt = text
+    facts.builder.add_user(data, timestamp)
+
+
+def _is_command_echo(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith(("<command-", "<local-command", "Caveat:", "<system-reminder>", INTERRUPT_MARKER))
+
+
+def _system(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None:
+    data = record.data
+    if data.get("subtype") == "compact_boundary":
+        meta = dict_of(data.get("compactMetadata"))
+        trigger = text_of(meta.get("trigger"))
+        facts.compactions.append(
+            Compaction(
+                agent_id=facts.agent_id,
+                uuid=text_of(data.get("uuid")),
+                timestamp=timestamp,
+                trigger=trigger if trigger in ("auto", "manual") else None,
+                pre_tokens=count_of(meta.get("preTokens")),
+                post_tokens=count_of(meta.get("postTokens")),  # from ~2.1.11x (format §6)
+            )
+        )
+    facts.builder.add_system(data, timestamp)
+
+
+def _progress(facts: TranscriptFacts, data: dict[str, Any]) -> None:
+    # agent_progress mirrors a subagent's messages into the parent file (2.1.x ≤ ~2.1.7x, format §2.6);
+    # its embedded usage duplicates the subagent file and is never counted.
+    payload = dict_of(data.get("data"))
+    if payload.get("type") != "agent_progress":
+        return
+    tool_use_id = text_of(data.get("parentToolUseID"))
+    agent_id = text_of(payload.get("agentId"))
+    if tool_use_id and agent_id:
+        facts.progress_links.append((tool_use_id, agent_id))
+
+
+def _queue_operation(facts: TranscriptFacts, data: dict[str, Any]) -> None:
+    content = text_of(data.get("content"))
+    if data.get("operation") == "enqueue" and content and content.lstrip().startswith("<task-notification>"):
+        facts.notifications.append(parse_notification(content, facts.agent_id, "queue"))
+
+
+def parse_notification(text: str, owner: str, via: str) -> Notification:
+    """Read the tags of a `<task-notification>` block (2.1.37–2.1.2xx shapes, format §4.5)."""
+    values = {}
+    for tag, pattern in NOTIFICATION_TAG_RE.items():
+        match = pattern.search(text[:20000])
+        values[tag] = match.group(1).strip() if match else None
+    status = values["status"]
+    return Notification(
+        task_id=values["task-id"],
+        tool_use_id=values["tool-use-id"],
+        status=status if status in ("completed", "failed", "killed") else None,
+        summary=values["summary"] or "",
+        owner=owner,
+        via=via,
+    )

@@ -1,0 +1,257 @@
+"""Parse one session: bytes in, ParsedSession out. Pure: no I/O, no clock."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from agenthropic_site.parse.fields import text_of
+from agenthropic_site.parse.lines import Record, decode_jsonl
+from agenthropic_site.parse.links import AgentMeta, Evidence, choose_edges, collect_evidence, edges_of, prompt_match_evidence, read_meta, spawn_inputs
+from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, Warning
+from agenthropic_site.parse.outcomes import apply_outcomes
+from agenthropic_site.parse.scan import TranscriptFacts, scan_records
+from agenthropic_site.parse.usage import dedupe_file, dedupe_session
+
+# Special agent files by name prefix (format §1.3): they are not dispatched by a spawn tool.
+SPECIAL_PREFIXES = (("acompact-", "compaction"), ("aside_question-", "side_question"), ("aprompt_suggestion-", "prompt_suggestion"))
+REPLAYING_KINDS = frozenset({"compaction", "side_question", "prompt_suggestion"})
+INLINE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+TITLE_MAX_CHARS = 120
+# The summariser's last record lands within ~0.5 s of its boundary (format §6, 5/5 in 2.1.39).
+COMPACTION_PAIR_SECONDS = 5.0
+
+
+def parse_session(source: SessionInput) -> ParsedSession:
+    """Parse every transcript of a session and link them into one ParsedSession."""
+    session = ParsedSession(session_id=source.session_id, project=source.project)
+    main_id = source.session_id
+    decoded_main = decode_jsonl(source.main.rel, source.main.data)
+    session.line_errors.extend(decoded_main.errors)
+    if decoded_main.pending:
+        session.pending_lines.append(source.main.rel)
+    main_records, inline_groups = split_sidechains(decoded_main.records)
+    facts = [scan_records(TranscriptFacts(main_id, source.main.rel, "main"), main_records)]
+    kinds = {main_id: "main"}
+    files = {main_id: source.main.rel}
+    inline_ids = []
+    for agent_id, records in inline_groups:
+        facts.append(scan_records(TranscriptFacts(agent_id, source.main.rel, "inline"), records))
+        kinds[agent_id] = "subagent"
+        files[agent_id] = source.main.rel
+        inline_ids.append(agent_id)
+    metas: dict[str, AgentMeta] = {}
+    run_ids: dict[str, str] = {}
+    for transcript in sorted(source.agents, key=lambda item: item.rel):
+        agent_id = transcript.agent_id or ""
+        if agent_id in kinds:
+            session.warnings.append(Warning("duplicate_agent_file", f"{transcript.rel} repeats agent id {agent_id}; ignored", agent_id))
+            continue
+        decoded = decode_jsonl(transcript.rel, transcript.data)
+        session.line_errors.extend(decoded.errors)
+        if decoded.pending:
+            session.pending_lines.append(transcript.rel)
+        fact = scan_records(TranscriptFacts(agent_id, transcript.rel, transcript.layout), decoded.records, order_base=len(facts) << 32)
+        facts.append(fact)
+        files[agent_id] = transcript.rel
+        kinds[agent_id] = _file_kind(agent_id, transcript.layout, fact)
+        meta = read_meta(transcript.meta)
+        if meta is not None:
+            metas[agent_id] = meta
+        if transcript.run_id:
+            run_ids[agent_id] = transcript.run_id
+    for fact in facts:
+        session.line_errors.extend(fact.errors)
+        for kind, count in fact.unknown_types.items():
+            session.unknown_types[kind] = session.unknown_types.get(kind, 0) + count
+    session.line_errors.sort(key=lambda error: (error.file, error.line))
+    session.unknown_types = dict(sorted(session.unknown_types.items()))
+
+    chosen = _link(facts, metas, run_ids, inline_ids, main_id, set(kinds), session.warnings)
+    inputs = spawn_inputs(facts)
+    agents = {}
+    for fact in facts:
+        claim = chosen.get(fact.agent_id)
+        spawn_input = inputs.get(claim.tool_use_id or "", {}) if claim else {}
+        meta = metas.get(fact.agent_id)
+        kind = kinds[fact.agent_id]
+        if kind == "subagent" and isinstance(spawn_input.get("name"), str) and spawn_input["name"]:
+            kind = "teammate"  # Agent spawn with a `name` (agent teams, format §4.8)
+        agents[fact.agent_id] = Agent(
+            agent_id=fact.agent_id,
+            kind=kind,
+            file=files[fact.agent_id],
+            parent_agent_id=claim.parent if claim else None,
+            edge_source=claim.source if claim else None,
+            agent_type=(meta.agent_type if meta else None) or text_of(spawn_input.get("subagent_type")),
+            description=(meta.description if meta else None) or text_of(spawn_input.get("description")),
+            first_seen_at=fact.first_seen_at,
+            last_seen_at=fact.last_seen_at,
+            spawn_tool_use_id=claim.tool_use_id if claim else None,
+        )
+    apply_outcomes(agents, facts, main_id)
+    session.agents = tree_order(agents, main_id)
+    session.edges = edges_of(chosen)
+    session.unlinked_agents = sorted(agent_id for agent_id, agent in agents.items() if agent_id != main_id and agent.parent_agent_id is None)
+    for agent_id in session.unlinked_agents:
+        if agents[agent_id].kind in ("subagent", "workflow", "teammate"):
+            session.warnings.append(Warning("unlinked_agent", f"no evidence names the spawner of {agent_id}", agent_id))
+
+    ranked = [(2 if kinds[fact.agent_id] in REPLAYING_KINDS else 0 if fact.agent_id == main_id else 1, dedupe_file(fact.candidates)) for fact in facts]
+    session.usage, _replayed = dedupe_session(ranked)
+    under = Counter(row.agent_id for row in session.usage if row.under_reported)
+    for agent_id, count in sorted(under.items()):
+        session.warnings.append(
+            Warning("output_under_reported", f"{count} request(s) of {agent_id} end on a streaming placeholder output count", agent_id)
+        )
+    session.compactions = pair_compactions([c for fact in facts for c in fact.compactions], agents, facts)
+    for rel in session.pending_lines:
+        session.warnings.append(Warning("pending_last_line", f"{rel} ends in an unterminated line (still being written?)"))
+    _describe(session, facts[0], facts)
+    session.transcripts = {fact.agent_id: fact.builder.messages for fact in facts}
+    return session
+
+
+def _file_kind(agent_id: str, layout: str, fact: TranscriptFacts) -> str:
+    for prefix, kind in SPECIAL_PREFIXES:
+        if agent_id.startswith(prefix):
+            return kind
+    if layout == "workflow":
+        return "workflow"
+    # Warmup agents: 1–2 line flat files whose prompt is "Warmup", spawned at session start (2.0.x, format §1.3).
+    if layout == "flat" and (fact.first_user_text or "").strip() == "Warmup":
+        return "warmup"
+    return "subagent"
+
+
+def _link(
+    facts: list[TranscriptFacts],
+    metas: dict[str, AgentMeta],
+    run_ids: dict[str, str],
+    inline_ids: list[str],
+    main_id: str,
+    agent_ids: set[str],
+    warnings: list[Warning],
+) -> dict[str, Evidence]:
+    evidence = collect_evidence(facts, metas, run_ids, inline_ids, main_id)
+    chosen = choose_edges(evidence, agent_ids, main_id, warnings)
+    unlinked = agent_ids - set(chosen) - {main_id}
+    if unlinked:
+        used = {claim.tool_use_id for claim in chosen.values() if claim.tool_use_id}
+        extra = prompt_match_evidence(facts, unlinked, used)
+        if extra:
+            chosen = choose_edges(evidence + extra, agent_ids, main_id, [])
+    return chosen
+
+
+def split_sidechains(records: list[Record]) -> tuple[list[Record], list[tuple[str, list[Record]]]]:
+    """Separate inline subagent turns (`isSidechain: true` in the main file, ≤ 2.0.27) by chain."""
+    main: list[Record] = []
+    groups: dict[str, list[Record]] = {}
+    owner_of_uuid: dict[str, str] = {}
+    current: str | None = None
+    for record in records:
+        data = record.data
+        if data.get("isSidechain") is not True:
+            main.append(record)
+            continue
+        uuid = text_of(data.get("uuid"))
+        parent = text_of(data.get("parentUuid"))
+        group = owner_of_uuid.get(parent or "")
+        if group is None and (parent is None or current is None):
+            group = uuid if uuid and INLINE_ID_RE.match(uuid) and uuid not in groups else f"sidechain-{record.line}"
+            groups[group] = []
+        elif group is None:
+            group = current
+        assert group is not None
+        current = group
+        groups[group].append(record)
+        if uuid:
+            owner_of_uuid[uuid] = group
+    return main, list(groups.items())
+
+
+def tree_order(agents: dict[str, Agent], main_id: str) -> list[Agent]:
+    """Order agents parent first: the main tree depth-first, then unlinked subtrees."""
+    children: dict[str | None, list[Agent]] = {}
+    for agent in agents.values():
+        children.setdefault(agent.parent_agent_id, []).append(agent)
+    for siblings in children.values():
+        siblings.sort(key=lambda agent: (agent.first_seen_at or "", agent.agent_id))
+    ordered: list[Agent] = []
+
+    def visit(agent: Agent) -> None:
+        ordered.append(agent)
+        for child in children.get(agent.agent_id, []):
+            visit(child)
+
+    visit(agents[main_id])
+    for agent in children.get(None, []):
+        if agent.agent_id != main_id:
+            visit(agent)
+    return ordered
+
+
+def pair_compactions(boundaries: list[Compaction], agents: dict[str, Agent], facts: list[TranscriptFacts]) -> list[Compaction]:
+    """Attach each compaction agent file to the boundary it produced, by time and chain."""
+    def seconds(instant: str | None) -> float | None:
+        return datetime.fromisoformat(instant.replace("Z", "+00:00")).timestamp() if instant else None
+
+    uuids_of = {fact.agent_id: fact.uuids for fact in facts}
+    first_parent = {fact.agent_id: fact.first_parent_uuid for fact in facts}
+    paired: dict[int, str] = {}
+    summarisers = sorted((agent for agent in agents.values() if agent.kind == "compaction"), key=lambda a: (a.last_seen_at or "", a.agent_id))
+    for agent in summarisers:
+        end = seconds(agent.last_seen_at)
+        best: tuple[int, float, int] | None = None
+        for index, boundary in enumerate(boundaries):
+            at = seconds(boundary.timestamp)
+            if index in paired or end is None or at is None or abs(at - end) > COMPACTION_PAIR_SECONDS:
+                continue
+            # The summariser's first record points into the compacted agent's chain (format §6).
+            same_chain = 0 if first_parent.get(agent.agent_id) in uuids_of.get(boundary.agent_id, set()) else 1
+            key = (same_chain, abs(at - end), index)
+            if best is None or key < best:
+                best = key
+        if best is not None:
+            paired[best[2]] = agent.agent_id
+    return [
+        Compaction(b.agent_id, b.uuid, b.timestamp, b.trigger, b.pre_tokens, b.post_tokens, paired.get(index))
+        for index, b in enumerate(boundaries)
+    ]
+
+
+def _describe(session: ParsedSession, main: TranscriptFacts, facts: list[TranscriptFacts]) -> None:
+    """Fill title, cwd, branch, versions and the time span."""
+    for source, title in (
+        ("custom-title", main.custom_title),
+        ("ai-title", main.ai_title),
+        ("summary", main.summary_title),
+        ("first-prompt", main.first_prompt),
+    ):
+        if title and title.strip():
+            session.title = trim_title(title)
+            session.title_source = source
+            break
+    if main.cwds:
+        # The most common cwd of the first records: cwd changes inside worktrees (format §1.2).
+        session.cwd = Counter(main.cwds).most_common(1)[0][0]
+    session.git_branch = main.git_branch
+    versions = set().union(*(fact.versions for fact in facts))
+    session.versions = sorted(versions, key=_version_key)
+    seen = [fact.first_seen_at for fact in facts if fact.first_seen_at] + [fact.last_seen_at for fact in facts if fact.last_seen_at]
+    session.started_at = min(seen) if seen else None
+    session.ended_at = max(seen) if seen else None
+    session.main_ended_at = main.last_seen_at
+
+
+def trim_title(text: str) -> str:
+    """Collapse whitespace and cut to TITLE_MAX_CHARS with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TITLE_MAX_CHARS else flat[: TITLE_MAX_CHARS - 1].rstrip() + "…"
+
+
+def _version_key(version: str) -> tuple[Any, ...]:
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"[.\-+]", version))

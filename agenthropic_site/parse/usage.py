@@ -1,0 +1,179 @@
+"""Token usage: read it from assistant lines and deduplicate requests (format §3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from agenthropic_site.parse.fields import count_of, dict_of, text_of
+from agenthropic_site.parse.model import LineError, Tokens, UsageRow
+
+SYNTHETIC_MODEL = "<synthetic>"
+# A kept line with no stop_reason and fewer output tokens than this, on a message with this much
+# content, is a streaming placeholder whose final count was never written (format §3.2, 2.1.38–2.1.114).
+PLACEHOLDER_MAX_OUTPUT = 20
+PLACEHOLDER_MIN_CONTENT_CHARS = 400
+
+
+@dataclass
+class Candidate:
+    """One assistant line's usage before deduplication."""
+
+    agent_id: str
+    message_id: str | None
+    request_id: str | None
+    model: str
+    tokens: Tokens
+    timestamp: str | None
+    speed: str | None
+    stop_reason: str | None
+    file: str
+    line: int
+    content_chars: int
+
+
+def read_tokens(usage: Any) -> Tokens | str:
+    """Return the Tokens of a `message.usage` object, or a reason string when it is malformed."""
+    if not isinstance(usage, dict):
+        return "usage is not an object"
+    values = {}
+    for field in ("input_tokens", "output_tokens"):
+        value = count_of(usage.get(field))
+        if value is None:
+            return f"{field} missing or not a non-negative integer"
+        values[field] = value
+    optional = {}
+    for field in ("cache_read_input_tokens", "cache_creation_input_tokens"):
+        raw = usage.get(field)
+        value = 0 if raw is None else count_of(raw)
+        if value is None:
+            return f"{field} not a non-negative integer"
+        optional[field] = value
+    split = usage.get("cache_creation")
+    if isinstance(split, dict):
+        # With a TTL breakdown (seen from 1.0.128 on), it is the truth; the total may read 0 before 2.1.152.
+        five = count_of(split.get("ephemeral_5m_input_tokens", 0))
+        hour = count_of(split.get("ephemeral_1h_input_tokens", 0))
+        if five is None or hour is None:
+            return "cache_creation breakdown not non-negative integers"
+    else:
+        # No breakdown recorded (1.0.24–1.0.56): every cache write counts as a 5-minute write.
+        five, hour = optional["cache_creation_input_tokens"], 0
+    return Tokens(
+        input=values["input_tokens"],
+        output=values["output_tokens"],
+        cache_read=optional["cache_read_input_tokens"],
+        cache_write_5m=five,
+        cache_write_1h=hour,
+    )
+
+
+def candidate_from(agent_id: str, rel: str, line: int, record: dict[str, Any], timestamp: str | None) -> Candidate | LineError | None:
+    """Read the usage of one assistant record; None when it carries nothing to count."""
+    message = dict_of(record.get("message"))
+    model = message.get("model")
+    if model == SYNTHETIC_MODEL:
+        return None  # local placeholders and API errors, always zero (format §2.3)
+    if "usage" not in message:
+        return None
+    if not isinstance(model, str) or not model:
+        return LineError(rel, line, "malformed-usage", "assistant model is not a string")
+    tokens = read_tokens(message.get("usage"))
+    if isinstance(tokens, str):
+        return LineError(rel, line, "malformed-usage", tokens)
+    chars = 0
+    for block in message.get("content") or []:
+        if isinstance(block, dict):
+            for key in ("text", "thinking"):
+                value = block.get(key)
+                if isinstance(value, str):
+                    chars += len(value)
+            if block.get("type") == "tool_use":
+                chars += len(str(block.get("input", "")))
+    return Candidate(
+        agent_id=agent_id,
+        message_id=text_of(message.get("id")),
+        request_id=text_of(record.get("requestId")),
+        model=model,
+        tokens=tokens,
+        timestamp=timestamp,
+        speed=text_of(dict_of(message.get("usage")).get("speed")),
+        stop_reason=text_of(message.get("stop_reason")),
+        file=rel,
+        line=line,
+        content_chars=chars,
+    )
+
+
+def dedupe_file(candidates: Iterable[Candidate]) -> list[UsageRow]:
+    """Keep one line per (message.id, requestId): the largest output_tokens, ties to the last line."""
+    kept: dict[tuple[str, str | None], Candidate] = {}
+    chars: dict[tuple[str, str | None], int] = {}
+    order: list[tuple[str, str | None] | int] = []
+    singles: dict[int, Candidate] = {}
+    for candidate in candidates:
+        if candidate.message_id is None:
+            # Lines with no message id cannot be grouped: each is its own request (format §3.2).
+            singles[candidate.line] = candidate
+            order.append(candidate.line)
+            continue
+        key = (candidate.message_id, candidate.request_id)
+        chars[key] = chars.get(key, 0) + candidate.content_chars
+        previous = kept.get(key)
+        if previous is None:
+            order.append(key)
+        if previous is None or candidate.tokens.output >= previous.tokens.output:
+            kept[key] = candidate
+    rows = []
+    for key in order:
+        if isinstance(key, int):
+            rows.append(_row(singles[key], singles[key].content_chars))
+        else:
+            rows.append(_row(kept[key], chars[key]))
+    return rows
+
+
+def _row(candidate: Candidate, content_chars: int) -> UsageRow:
+    under = (
+        candidate.stop_reason is None
+        and candidate.tokens.output < PLACEHOLDER_MAX_OUTPUT
+        and content_chars >= PLACEHOLDER_MIN_CONTENT_CHARS
+    )
+    return UsageRow(
+        agent_id=candidate.agent_id,
+        message_id=candidate.message_id,
+        request_id=candidate.request_id,
+        model=candidate.model,
+        tokens=candidate.tokens,
+        timestamp=candidate.timestamp,
+        speed=candidate.speed,
+        file=candidate.file,
+        line=candidate.line,
+        under_reported=under,
+    )
+
+
+def dedupe_session(rows_by_file: list[tuple[int, list[UsageRow]]]) -> tuple[list[UsageRow], int]:
+    """Count each message.id once across a session's files, preferring the lowest-rank file.
+
+    Compaction and side-question files replay parent messages with the same message.id and a
+    new requestId (format §3.4); rank 0 is the main transcript, 1 ordinary agents, 2 replayers.
+    Returns the kept rows in file order and how many replayed copies were dropped.
+    """
+    owner: dict[str, tuple[int, int]] = {}
+    for position, (rank, rows) in enumerate(rows_by_file):
+        for row in rows:
+            if row.message_id is None:
+                continue
+            best = owner.get(row.message_id)
+            if best is None or (rank, position) < best:
+                owner[row.message_id] = (rank, position)
+    kept: list[UsageRow] = []
+    dropped = 0
+    for position, (rank, rows) in enumerate(rows_by_file):
+        for row in rows:
+            if row.message_id is not None and owner[row.message_id] != (rank, position):
+                dropped += 1
+                continue
+            kept.append(row)
+    return kept, dropped

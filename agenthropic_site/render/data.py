@@ -1,0 +1,137 @@
+"""The JSON mirror under site/data/: stable, sorted keys; fields are only ever added."""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from agenthropic_site.cost import format_usd
+from agenthropic_site.gather import AgentView, SessionView, SiteModel
+
+
+def dump(value: Any) -> bytes:
+    """Serialise with sorted keys, two-space indent and a final newline."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def usd(amount: Decimal | None) -> str | None:
+    """Return a cost as a decimal string, or None when it cannot be stated."""
+    return None if amount is None else format_usd(amount)
+
+
+def agent_json(agent: AgentView) -> dict[str, Any]:
+    """Return one agent's entry of the session JSON."""
+    return {
+        "agent_id": agent.agent_id,
+        "parent_agent_id": agent.parent_agent_id,
+        "edge_source": agent.edge_source,
+        "kind": agent.kind,
+        "agent_type": agent.agent_type,
+        "description": agent.description,
+        "status": agent.status,
+        "outcome_cause": agent.outcome_cause,
+        "notification_status": agent.notification_status,
+        "first_seen_at": agent.first_seen_at,
+        "last_seen_at": agent.last_seen_at,
+        "requests": agent.requests,
+        "tokens": agent.tokens.as_dict(),
+        "cost_usd": usd(agent.cost),
+        "subtree_tokens": agent.subtree_tokens.as_dict(),
+        "subtree_cost_usd": usd(agent.subtree_cost),
+    }
+
+
+def session_json(session: SessionView) -> dict[str, Any]:
+    """Return the whole `data/sessions/<id>.json` document."""
+    excluded = session.excluded_reason is not None
+    return {
+        "session_id": session.session_id,
+        "project": session.project,
+        "title": session.title,
+        "title_source": session.title_source,
+        "cwd": session.cwd,
+        "git_branch": session.git_branch,
+        "versions": session.versions,
+        "started_at": session.started_at,
+        "ended_at": session.ended_at,
+        "status": session.status,
+        "excluded": {"reason": session.excluded_reason} if excluded else None,
+        "tokens": None if excluded else session.tokens.as_dict(),
+        "cost_usd": usd(session.cost),
+        "by_model": {
+            model: {"tokens": tokens.as_dict(), "cost_usd": usd(cost)} for model, (tokens, cost) in session.by_model.items()
+        },
+        "agents": [agent_json(agent) for agent in session.agents],
+        "edges": [{"parent": e["parent"], "child": e["child"], "source": e["source"]} for e in session.edges],
+        "unlinked_agents": session.unlinked_agents,
+        "compactions": [
+            {
+                "agent_id": c.agent_id,
+                "at": c.at,
+                "trigger": c.trigger,
+                "pre_tokens": c.pre_tokens,
+                "post_tokens": c.post_tokens,
+                "compaction_agent_id": c.compaction_agent_id,
+            }
+            for c in session.compactions
+        ],
+        "collisions": session.collisions,
+        "malformed_lines": len(session.line_errors),
+        "unknown_record_types": session.unknown_types,
+        "warnings": [{"code": w["code"], "message": w["message"]} for w in session.warnings]
+        + [{"code": "graph_check", "message": problem} for problem in session.graph_problems],
+    }
+
+
+def index_json(model: SiteModel) -> dict[str, Any]:
+    """Return `data/index.json`: projects, session summaries, totals and the build report."""
+    return {
+        "projects": [
+            {
+                "project": project.folder,
+                "key": project.key,
+                "display_name": project.display_name,
+                "sessions": len(project.sessions),
+                "tokens": project.tokens.as_dict(),
+                "cost_usd": usd(project.cost),
+                "cost_lower_bound": project.lower_bound,
+                "last_activity": project.last_activity,
+            }
+            for project in model.projects
+        ],
+        "sessions": [
+            {
+                "session_id": session.session_id,
+                "project": session.project,
+                "title": session.title,
+                "status": session.status,
+                "started_at": session.started_at,
+                "tokens": None if session.excluded_reason else session.tokens.as_dict(),
+                "cost_usd": usd(session.cost),
+                "excluded": {"reason": session.excluded_reason} if session.excluded_reason else None,
+            }
+            for session in model.sessions.values()
+        ],
+        "totals": {"tokens": model.tokens.as_dict(), "cost_usd": usd(model.cost), "cost_lower_bound": model.lower_bound},
+        "cost_by_day": {day: usd(cost) for day, cost in model.cost_by_day.items()},
+        "report": report_json(model),
+    }
+
+
+def report_json(model: SiteModel) -> dict[str, Any]:
+    """Return the build report: skips by reason, failures, unpriced models, collisions."""
+    return {
+        "skip_counts": dict(sorted(Counter(skip.reason for skip in model.skips).items())),
+        "skipped": [{"path": skip.path, "reason": skip.reason, "detail": skip.detail} for skip in model.skips],
+        "failed_sessions": [
+            {"session_id": f.session_id, "project": f.project, "reason": f.reason, "consecutive_failures": f.consecutive}
+            for f in model.failures
+        ],
+        "unpriced_models": model.unpriced_models,
+        "collisions": model.collisions,
+        "unlisted_projects": model.unlisted,
+        "sessions": len(model.sessions),
+    }

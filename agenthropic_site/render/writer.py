@@ -1,0 +1,89 @@
+"""Write the site: only changed bytes, atomically, into a folder this tool owns."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agenthropic_site.config import ConfigError
+
+MARKER = ".agenthropic-site"
+MARKER_TEXT = b"This folder is written by `agenthropic build`; its files are replaced on every build.\n"
+# Every output path is made of ids the tool validated; this is the last line of defence.
+SAFE_PART_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$")
+
+
+class OutputError(Exception):
+    """The output folder cannot be written (exit code 1, previous site left as it was)."""
+
+
+def prepare_output(out: Path) -> None:
+    """Create the output folder, or refuse one that holds someone else's files."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output path is not a folder: {out}")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ConfigError(f"refusing to write into {out}: it is not empty and was not made by agenthropic (no {MARKER} file)")
+    out.mkdir(parents=True, exist_ok=True)
+    marker = out / MARKER
+    if not marker.is_file():
+        # Claim the folder before the first page, so an interrupted first build can be resumed.
+        marker.write_bytes(MARKER_TEXT)
+
+
+@dataclass
+class SiteWriter:
+    """Collect output files; write those whose bytes changed; remove those no longer produced."""
+
+    out: Path
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    _produced: set[str] = field(default_factory=set)
+
+    def write(self, rel: str, data: bytes) -> None:
+        """Write one file under the output folder unless it already holds these bytes."""
+        parts = rel.split("/")
+        if not all(SAFE_PART_RE.match(part) for part in parts):
+            raise OutputError(f"unsafe output path {rel!r}")
+        self._produced.add(rel)
+        target = self.out.joinpath(*parts)
+        try:
+            if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+                self.unchanged.append(rel)
+                return
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".part")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                # mkstemp makes 0600 files; a published site is world-readable.
+                os.chmod(temp, 0o644)
+                os.replace(temp, target)
+            except BaseException:
+                try:
+                    os.unlink(temp)
+                except FileNotFoundError:
+                    pass
+                raise
+        except OSError as exc:
+            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        self.written.append(rel)
+
+    def finish(self) -> None:
+        """Write the marker and delete files and empty folders of earlier builds not produced now."""
+        self._produced.add(MARKER)
+        for folder, dirnames, filenames in os.walk(self.out, topdown=False):
+            base = Path(folder)
+            for name in filenames:
+                rel = (base / name).relative_to(self.out).as_posix()
+                if rel not in self._produced:
+                    (base / name).unlink()
+                    self.removed.append(rel)
+            for name in dirnames:
+                path = base / name
+                if not path.is_symlink() and path.is_dir() and not any(path.iterdir()):
+                    path.rmdir()
+        self.removed.sort()
