@@ -6,7 +6,7 @@ from agenthropic_site.parse.fields import dict_of
 from agenthropic_site.parse.model import Agent
 from agenthropic_site.parse.scan import INTERRUPT_MARKER, Notification, ToolResult, TranscriptFacts
 
-TERMINATED_EARLY = "terminated early due to an API error"
+TERMINATED_EARLY = "terminated early due to an api error"
 # Error texts of spawn results, most specific first; anything else is `unclassified`.
 ERROR_CAUSES = (
     (TERMINATED_EARLY, "terminated_early"),

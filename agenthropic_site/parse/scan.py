@@ -105,7 +105,8 @@ def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int 
     last_kind: str | None = None
     for position, record in enumerate(records):
         data = record.data
-        kind = data.get("type")
+        raw_kind = data.get("type")
+        kind = raw_kind if isinstance(raw_kind, str) else f"<{type(raw_kind).__name__}>"
         timestamp = instant_of(data.get("timestamp"))
         if timestamp is not None:
             if facts.first_seen_at is None or timestamp < facts.first_seen_at:
@@ -137,7 +138,7 @@ def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int 
         elif kind == "ai-title":
             facts.ai_title = text_of(data.get("aiTitle")) or facts.ai_title
         elif kind not in KNOWN_TYPES:
-            facts.unknown_types[str(kind) if isinstance(kind, str) else f"<{type(kind).__name__}>"] += 1
+            facts.unknown_types[kind[:80]] += 1
     facts.ends_with_api_error = last_kind == "api-error"
     return facts
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from agenthropic_site.parse.fields import count_of, dict_of, text_of
+from agenthropic_site.parse.fields import count_of, dict_of, list_of, text_of
 from agenthropic_site.parse.model import LineError, Tokens, UsageRow
 
 SYNTHETIC_MODEL = "<synthetic>"
@@ -82,7 +82,7 @@ def candidate_from(agent_id: str, rel: str, line: int, record: dict[str, Any], t
     if isinstance(tokens, str):
         return LineError(rel, line, "malformed-usage", tokens)
     chars = 0
-    for block in message.get("content") or []:
+    for block in list_of(message.get("content")):
         if isinstance(block, dict):
             for key in ("text", "thinking"):
                 value = block.get(key)

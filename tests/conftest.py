@@ -1,0 +1,60 @@
+"""Shared test helpers: the demo corpus, the real corpus (when available), in-process builds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_CORPUS = REPO / "fixtures" / "corpus"
+DEMO_EXPECTED = REPO / "fixtures" / "expected"
+DEMO_NOW = "2026-06-01T00:00:00Z"
+
+
+def build(corpus: Path, out: Path, cache: Path, *extra: str) -> int:
+    """Run `agenthropic build` in-process and return its exit code."""
+    return main(["build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q", *extra])
+
+
+def build_subprocess(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `agenthropic build` as a separate process, as a user would."""
+    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"]
+    return subprocess.run(command, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    """Map every file below a folder (relative POSIX path) to its bytes."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.fixture
+def demo_corpus(tmp_path: Path) -> Path:
+    """A private copy of the committed demo corpus that a test may change."""
+    target = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, target, symlinks=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus built once for read-only checks."""
+    base = tmp_path_factory.mktemp("demo-site")
+    code = build(DEMO_CORPUS, base / "site", base / "cache")
+    assert code in (0, 1), code
+    return base / "site"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The read-only shared folder with real transcripts; set AGENTHROPIC_SHARED_DIR (.ci/run does)."""
+    value = os.environ.get("AGENTHROPIC_SHARED_DIR")
+    if not value or not Path(value, "corpora").is_dir():
+        pytest.skip("AGENTHROPIC_SHARED_DIR is not set: the real-transcript tests need the shared corpora (.ci/run sets it)")
+    return Path(value)

@@ -1,0 +1,73 @@
+"""The command line: clear errors with the documented exit codes, and documented options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.cli import build_parser, main
+from conftest import DEMO_CORPUS, build
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agenthropic_site", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_missing_corpus_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = run("build", "--corpus", str(tmp_path / "nope"), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "not found" in result.stderr
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+def test_corpus_that_is_a_file_is_exit_2(tmp_path: Path) -> None:
+    corpus = tmp_path / "file.jsonl"
+    corpus.write_text("{}\n")
+    result = run("build", "--corpus", str(corpus), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "not a folder" in result.stderr
+
+
+def test_output_parent_is_created(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "site"
+    assert build(DEMO_CORPUS, out, tmp_path / "cache") in (0, 1)
+    assert (out / "index.html").is_file()
+
+
+def test_foreign_output_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    assert build(DEMO_CORPUS, out, tmp_path / "cache") == 2
+    assert "refusing" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+
+
+def test_cache_inside_corpus_or_output_is_refused(tmp_path: Path, demo_corpus: Path) -> None:
+    assert build(demo_corpus, tmp_path / "out", demo_corpus / "cache") == 2
+    assert build(demo_corpus, tmp_path / "out", tmp_path / "out" / "cache") == 2
+
+
+def test_help_describes_every_option() -> None:
+    parser = build_parser()
+    build_parser_ = next(a for a in parser._subparsers._group_actions[0].choices.values())  # type: ignore[union-attr]
+    text = build_parser_.format_help()
+    for action in build_parser_._actions:
+        assert action.help, f"option {action.option_strings} has no help"
+        for flag in action.option_strings:
+            assert flag in text
+    assert "build" in parser.format_help()
+
+
+def test_no_command_prints_help_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage" in capsys.readouterr().out
+
+
+def test_bad_now_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["build", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c"), "--now", "yesterday"])
+    assert code == 2
+    assert "ISO-8601" in capsys.readouterr().err

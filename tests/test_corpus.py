@@ -1,0 +1,121 @@
+"""The read layer: lstat-only walk, one skip reason per unread file, containment, fingerprints."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.corpus import ContainmentError, CorpusRootError, UnreadableError, read_bytes, real_root, scan_corpus
+from agenthropic_site.corpus.sniff import sniff_session_id
+from conftest import build
+from records import OTHER_SID, SID, assistant, usage, user, write
+
+
+def scan(root: Path, max_bytes: int = 1 << 20, depth: int = 4):
+    real = real_root(root)
+    return scan_corpus(real, max_bytes, depth, lambda ref: sniff_session_id(real, ref))
+
+
+def reasons(result) -> dict[str, str]:
+    return {skip.path: skip.reason for skip in result.skips}
+
+
+def minimal_session(root: Path, project: str = "-home-u-app", sid: str = SID) -> Path:
+    return write(root / project / f"{sid}.jsonl", user("u1", "hello", session=sid), assistant("a1", "msg_1", "req_1", usage(1, 2), session=sid))
+
+
+def test_sessions_and_artifacts_are_grouped(tmp_path: Path) -> None:
+    minimal_session(tmp_path)
+    write(tmp_path / "-home-u-app" / SID / "subagents" / "agent-a1b2c3d.jsonl", user("s1", "do it", session=SID))
+    (tmp_path / "-home-u-app" / SID / "subagents" / "agent-a1b2c3d.meta.json").write_text('{"agentType":"Explore"}')
+    write(tmp_path / "-home-u-app" / SID / "subagents" / "workflows" / "run1" / "agent-w1.jsonl", user("w1", "wf", session=SID))
+    write(tmp_path / "-home-u-app" / SID / "subagents" / "workflows" / "run1" / "journal.jsonl", {"type": "started"})
+    write(tmp_path / "-home-u-app" / "agent-0a1b2c3d.jsonl", user("f1", "Warmup", session=SID))
+    result = scan(tmp_path)
+    session = result.sessions[SID]
+    layouts = {agent.agent_id: (agent.layout, agent.meta is not None, agent.run_id) for agent in session.agents}
+    assert layouts == {"a1b2c3d": ("subagents", True, None), "w1": ("workflow", False, "run1"), "0a1b2c3d": ("flat", False, None)}
+    assert [ref.rel for ref in session.extras] == [f"-home-u-app/{SID}/subagents/workflows/run1/journal.jsonl"]
+    assert result.skips == []
+
+
+def test_every_skip_reason(tmp_path: Path) -> None:
+    project = tmp_path / "-home-u-app"
+    minimal_session(tmp_path)
+    write(project / f"{OTHER_SID}.jsonl")  # 0 bytes
+    write(project / SID / "subagents" / "agent-aempty.jsonl")
+    write(project / "notes.txt", b"hello\n")
+    write(project / SID / "subagents" / "workflows" / "r" / "deep" / "agent-x.jsonl", user("x", "deep"))
+    write(project / "agent-big1.jsonl", b"x" * 2048 + b"\n")
+    os.symlink(project / "notes.txt", project / "link.jsonl")
+    os.mkfifo(project / "agent-fifo.jsonl")
+    minimal_session(tmp_path, project="-zzz-copy")
+    result = scan(tmp_path, max_bytes=1024, depth=4)
+    got = reasons(result)
+    assert got[f"-home-u-app/{OTHER_SID}.jsonl"] == "empty-main"
+    assert got[f"-home-u-app/{SID}/subagents/agent-aempty.jsonl"] == "empty-agent"
+    assert got["-home-u-app/notes.txt"] == "non-artifact"
+    assert got[f"-home-u-app/{SID}/subagents/workflows/r/deep/"] == "too-deep"
+    assert got["-home-u-app/agent-big1.jsonl"] == "oversize"
+    assert got["-home-u-app/link.jsonl"] == "symlink"
+    assert got["-home-u-app/agent-fifo.jsonl"] == "not-regular-file"
+    assert got[f"-zzz-copy/{SID}.jsonl"] == "duplicate-session"
+    assert result.sessions[SID].project == "-home-u-app"
+
+
+def test_file_replaced_after_the_walk_is_unreadable(tmp_path: Path) -> None:
+    # Root reads any file whatever its mode, so the portable unreadable case is a file swapped
+    # between the walk and the open (a different inode): it must be refused, never read.
+    main = minimal_session(tmp_path)
+    result = scan(tmp_path)
+    ref = result.sessions[SID].main
+    main.rename(tmp_path / "moved")
+    minimal_session(tmp_path)
+    with pytest.raises(UnreadableError) as caught:
+        read_bytes(result.root, ref, 1 << 20)
+    assert caught.value.reason == "unreadable"
+
+
+def test_symlink_out_of_root_stops_the_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    minimal_session(corpus)
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text("{}\n")
+    os.symlink(outside, corpus / "-home-u-app" / "agent-evil.jsonl")
+    with pytest.raises(ContainmentError):
+        scan(corpus)
+    assert build(corpus, tmp_path / "out", tmp_path / "cache") == 3
+    err = capsys.readouterr().err
+    assert err.startswith("FATAL: corpus containment violation - ") and "agent-evil.jsonl" in err
+
+
+def test_symlinked_project_folder_out_of_root_stops(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    minimal_session(elsewhere, project="p")
+    os.symlink(elsewhere / "p", corpus / "-linked")
+    with pytest.raises(ContainmentError):
+        scan(corpus)
+
+
+def test_missing_and_file_roots_are_errors(tmp_path: Path) -> None:
+    with pytest.raises(CorpusRootError):
+        real_root(tmp_path / "missing")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(CorpusRootError):
+        real_root(tmp_path / "f")
+
+
+def test_fingerprint_changes_with_any_file_and_reads_no_content(tmp_path: Path) -> None:
+    main = minimal_session(tmp_path)
+    first = scan(tmp_path).sessions[SID].fingerprint
+    assert scan(tmp_path).sessions[SID].fingerprint == first
+    with main.open("ab") as handle:
+        handle.write(b"\n")
+    second = scan(tmp_path).sessions[SID].fingerprint
+    assert second != first
+    write(tmp_path / "-home-u-app" / SID / "subagents" / "agent-a2.jsonl", user("s", "x"))
+    assert scan(tmp_path).sessions[SID].fingerprint != second

@@ -1,0 +1,184 @@
+"""The parser: pure bytes -> ParsedSession; dedupe, links and bad lines (format §3, §4)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agenthropic_site.parse import SessionInput, Tokens, TranscriptInput, parse_session
+from records import SID, assistant, line, usage, user
+
+MAIN = f"p/{SID}.jsonl"
+
+
+def parse(main: bytes, *agents: TranscriptInput):
+    return parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, main, "main"), tuple(agents)))
+
+
+def agent_file(agent_id: str, *records, meta: dict | None = None, layout: str = "subagents", run_id: str | None = None) -> TranscriptInput:
+    return TranscriptInput(
+        f"p/{SID}/subagents/agent-{agent_id}.jsonl", b"".join(line(r) for r in records), layout, agent_id,
+        json.dumps(meta).encode() if meta is not None else None, run_id,
+    )
+
+
+def totals(parsed) -> dict[str, Tokens]:
+    result: dict[str, Tokens] = {}
+    for row in parsed.usage:
+        result[row.agent_id] = result.get(row.agent_id, Tokens()) + row.tokens
+    return result
+
+
+def spawn(uuid: str, tool_id: str, prompt: str, tool: str = "Task", **inputs) -> dict:
+    return assistant(uuid, f"msg_{uuid}", f"req_{uuid}", usage(1, 50), stop="tool_use",
+                     content=[{"type": "tool_use", "id": tool_id, "name": tool, "input": {"prompt": prompt, "description": "d", **inputs}}])
+
+
+def result(uuid: str, tool_id: str, text: str, structured=None, is_error: bool = False) -> dict:
+    record = user(uuid, [{"type": "tool_result", "tool_use_id": tool_id, "content": [{"type": "text", "text": text}], "is_error": is_error}])
+    if structured is not None:
+        record["toolUseResult"] = structured
+    return record
+
+
+def test_multi_line_message_keeps_the_largest_output_line() -> None:
+    lines = [
+        assistant("a1", "msg_1", "req_1", usage(3, 2, 100, 40, 0), stop=None),
+        assistant("a2", "msg_1", "req_1", usage(3, 7, 100, 40, 0), stop=None),
+        assistant("a3", "msg_1", "req_1", usage(3, 420, 100, 40, 0), stop="end_turn"),
+        assistant("a4", "msg_2", "req_2", usage(5, 9, 0, 0, 0, split=False)),
+    ]
+    parsed = parse(b"".join(line(r) for r in lines))
+    assert totals(parsed)[SID] == Tokens(input=8, output=429, cache_read=100, cache_write_5m=40, cache_write_1h=0)
+    assert len(parsed.usage) == 2
+
+
+def test_cache_writes_split_by_ttl_and_unsplit_count_as_5m() -> None:
+    parsed = parse(line(assistant("a1", "m1", "r1", usage(0, 1, 0, 30, 70))) + line(assistant("a2", "m2", "r2", usage(0, 1, 0, 25, 0, split=False))))
+    assert totals(parsed)[SID] == Tokens(output=2, cache_write_5m=55, cache_write_1h=70)
+
+
+def test_synthetic_progress_and_tool_result_usage_never_count() -> None:
+    synthetic = assistant("s1", "8f3c61b4-0e27-4d95-a1c8-5b9e2f7d03a6", "r0", usage(0, 0), model="<synthetic>", isApiErrorMessage=True)
+    progress = {"type": "progress", "uuid": "p1", "parentToolUseID": "toolu_1", "data": {"type": "agent_progress", "agentId": "a1",
+                "message": {"message": {"id": "msg_x", "usage": usage(1000, 1000)}}}}
+    structured = {"status": "completed", "agentId": "a1", "totalTokens": 99999, "usage": usage(500, 500)}
+    main = b"".join(line(r) for r in [synthetic, spawn("t", "toolu_1", "go"), progress, result("r", "toolu_1", "done\nagentId: a1", structured)])
+    parsed = parse(main, agent_file("a1", user("c1", "go"), assistant("c2", "msg_c", "req_c", usage(7, 8))))
+    assert totals(parsed) == {SID: Tokens(input=1, output=50), "a1": Tokens(input=7, output=8)}
+
+
+def test_compaction_replay_counts_once_for_the_original_agent() -> None:
+    original = assistant("a1", "msg_orig", "req_1", usage(10, 100, 1000))
+    replay = assistant("x1", "msg_orig", "req_other", usage(10, 100, 1000))
+    own = assistant("x2", "msg_summary", "req_s", usage(2, 6, 160000))
+    parsed = parse(line(original), agent_file("acompact-abc123", user("x0", "Your task is to create a detailed summary"), replay, own))
+    assert totals(parsed) == {SID: Tokens(input=10, output=100, cache_read=1000), "acompact-abc123": Tokens(input=2, output=6, cache_read=160000)}
+    kinds = {agent.agent_id: agent.kind for agent in parsed.agents}
+    assert kinds["acompact-abc123"] == "compaction" and "acompact-abc123" in parsed.unlinked_agents
+
+
+def test_links_prefer_the_sidecar_then_the_structured_result_then_the_text_tail() -> None:
+    main = b"".join(line(r) for r in [
+        spawn("s1", "toolu_a", "first"), result("r1", "toolu_a", "ok", {"status": "completed", "agentId": "aaa"}),
+        spawn("s2", "toolu_b", "second"), result("r2", "toolu_b", "ok\nagentId: bbb (for resuming)"),
+        spawn("s3", "toolu_c", "third", tool="Agent"),
+    ])
+    parsed = parse(
+        main,
+        agent_file("aaa", user("a", "first")),
+        agent_file("bbb", user("b", "second"), spawn("b2", "toolu_n", "nested"), result("b3", "toolu_n", "agentId: nnn")),
+        agent_file("ccc", user("c", "third"), meta={"agentType": "Explore", "toolUseId": "toolu_c"}),
+        agent_file("nnn", user("n", "nested")),
+    )
+    edges = {(e.parent, e.child, e.source) for e in parsed.edges}
+    assert edges == {
+        (SID, "aaa", "tool_result_agent_id"),
+        (SID, "bbb", "result_text_agent_id"),
+        (SID, "ccc", "meta_tool_use_id"),
+        ("bbb", "nnn", "result_text_agent_id"),
+    }
+    agents = {a.agent_id: a for a in parsed.agents}
+    assert agents["ccc"].agent_type == "Explore"
+    assert agents["aaa"].status == "completed"
+    assert [a.agent_id for a in parsed.agents][:3] == [SID, "aaa", "bbb"]  # parent first
+
+
+def test_background_agent_status_comes_from_its_notification() -> None:
+    notification = "<task-notification>\n<task-id>bg1</task-id>\n<status>failed</status>\n<summary>Agent \"x\" failed: Agent terminated early due to an API error: boom</summary>\n</task-notification>"
+    main = b"".join(line(r) for r in [
+        spawn("s1", "toolu_bg", "bg", run_in_background=True),
+        result("r1", "toolu_bg", "Async agent launched successfully.\nagentId: bg1", {"isAsync": True, "status": "async_launched", "agentId": "bg1"}),
+        user("n1", notification),
+    ])
+    parsed = parse(main, agent_file("bg1", user("b", "bg")))
+    agent = next(a for a in parsed.agents if a.agent_id == "bg1")
+    assert (agent.status, agent.outcome_cause, agent.notification_status) == ("error", "terminated_early", "failed")
+
+
+def test_inline_sidechains_become_agents() -> None:
+    records = [
+        user("u1", "please"), spawn("s1", "toolu_x", "inline work"),
+        {**user("c1", "inline work"), "isSidechain": True},
+        {**assistant("c2", "msg_side", "req_side", usage(4, 4)), "isSidechain": True, "parentUuid": "c1"},
+    ]
+    parsed = parse(b"".join(line(r) for r in records))
+    assert {(e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges} == {(SID, "c1", "sidechain_inline", "toolu_x")}
+    assert totals(parsed)["c1"] == Tokens(input=4, output=4)
+
+
+def test_bad_lines_are_typed_errors_and_the_pending_tail_is_not_one() -> None:
+    good = line(assistant("a1", "m1", "r1", usage(1, 1)))
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    data = good + b"{not json\n" + deep + b"[1,2]\n" + b'"\xff\xfe"\n' + b'{"type":"user","x":"\\ud800"}\n' + b'{"type":"assistant","message":{"id":"m9"'
+    parsed = parse(data)
+    assert [(e.line, e.code) for e in parsed.line_errors] == [(2, "invalid-json"), (3, "invalid-json"), (4, "not-an-object"), (5, "invalid-json"), (6, "invalid-json")]
+    assert all(e.file == MAIN for e in parsed.line_errors)
+    assert parsed.pending_lines == [MAIN]
+    assert totals(parsed)[SID] == Tokens(input=1, output=1)
+
+
+def test_malformed_usage_is_counted_and_contributes_nothing() -> None:
+    bad = assistant("a1", "m1", "r1", {"input_tokens": -5, "output_tokens": 3})
+    worse = assistant("a2", "m2", "r2", {"input_tokens": "7", "output_tokens": 3})
+    parsed = parse(line(bad) + line(worse))
+    assert [(e.line, e.code) for e in parsed.line_errors] == [(1, "malformed-usage"), (2, "malformed-usage")]
+    assert parsed.usage == []
+
+
+def test_cut_then_completed_transcript_gives_the_same_answer() -> None:
+    records = [user("u1", "go"), spawn("s1", "toolu_1", "sub"), result("r1", "toolu_1", "agentId: k1"), assistant("a9", "m9", "r9", usage(3, 30))]
+    whole = b"".join(line(r) for r in records)
+    cut = len(whole) - 17
+    first = parse(whole[:cut], agent_file("k1", user("k", "sub")))
+    assert first.pending_lines == [MAIN]
+    final = parse(whole[:cut] + whole[cut:], agent_file("k1", user("k", "sub")))
+    reference = parse(whole, agent_file("k1", user("k", "sub")))
+    assert final.edges == reference.edges and final.usage == reference.usage and not final.pending_lines
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2000))
+def test_arbitrary_bytes_never_raise(data: bytes) -> None:
+    parsed = parse(data, TranscriptInput("p/x/subagents/agent-z.jsonl", data, "subagents", "z", data[:50]))
+    assert parsed.session_id == SID
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                    lambda children: st.lists(children) | st.dictionaries(st.text(), children), max_leaves=30),
+       st.sampled_from(["message", "toolUseResult", "data", "content", "compactMetadata", "usage", "timestamp", "type"]))
+def test_mutated_real_shapes_never_raise(value, field) -> None:
+    base = [assistant("a1", "m1", "r1", usage(1, 2)), result("r1", "toolu_1", "agentId: q"),
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto", "preTokens": 5}},
+            {"type": "progress", "data": {"type": "agent_progress"}}]
+    mutated = []
+    for record in base:
+        copy = dict(record)
+        copy[field] = value
+        if isinstance(copy.get("message"), dict):
+            copy["message"] = {**copy["message"], field: value}
+        mutated.append(copy)
+    parse(b"".join(line(r) for r in mutated))
