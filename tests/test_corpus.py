@@ -38,7 +38,7 @@ def test_sessions_and_artifacts_are_grouped(tmp_path: Path) -> None:
     layouts = {agent.agent_id: (agent.layout, agent.meta is not None, agent.run_id) for agent in session.agents}
     assert layouts == {"a1b2c3d": ("subagents", True, None), "w1": ("workflow", False, "run1"), "0a1b2c3d": ("flat", False, None)}
     assert [ref.rel for ref in session.extras] == [f"-home-u-app/{SID}/subagents/workflows/run1/journal.jsonl"]
-    assert result.skips == []
+    assert [(skip.path, skip.reason) for skip in result.skips] == [(f"-home-u-app/{SID}/subagents/workflows/run1/journal.jsonl", "non-artifact")]
 
 
 def test_every_skip_reason(tmp_path: Path) -> None:

@@ -175,7 +175,9 @@ class _Walker:
                 if SESSION_ID_RE.match(name):
                     self.walk_companion(project, name)
                 else:
-                    self.skip(rel + "/", "non-artifact", "folder that is not a session folder")
+                    # memory/ and other folders (format §1.2): every file in them is reported.
+                    for inner, _, _ in self.walk_tree(rel):
+                        self.skip(inner, "non-artifact", "not in a session folder")
                 continue
             if name.endswith(".jsonl") and SESSION_ID_RE.match(name[: -len(".jsonl")]):
                 ref = self.regular_file(rel, st, self.limits.max_file_bytes)
@@ -227,7 +229,8 @@ class _Walker:
                 # A workflow journal is not a transcript (format §1.3); it only marks the run.
                 ref = self.regular_file(rel, st, self.limits.max_file_bytes)
                 if ref is not None:
-                    extras.append(ref)
+                    extras.append(ref)  # fingerprinted (a new run shows there first), never parsed
+                    self.skip(rel, "non-artifact", "workflow journal, not a transcript")
             else:
                 self.skip(rel, "non-artifact")
         for index, agent in enumerate(agents):

@@ -29,12 +29,12 @@ def error_cause(text: str) -> str:
     return "unclassified"
 
 
-def apply_outcomes(agents: dict[str, Agent], facts: list[TranscriptFacts], main_id: str) -> None:
-    """Set status and outcome_cause on every agent; only observed endings are terminal."""
+def apply_outcomes(agents: dict[str, Agent], facts: list[TranscriptFacts], witnesses: list[TranscriptFacts], main_id: str) -> None:
+    """Set status and outcome_cause on every agent from the witnesses' results and notifications."""
     results: dict[str, ToolResult] = {}
     notes_by_task: dict[str, Notification] = {}
     notes_by_tool: dict[str, Notification] = {}
-    for fact in facts:
+    for fact in witnesses:
         for result in fact.results:
             results[result.tool_use_id] = result
         for note in fact.notifications:
@@ -45,15 +45,19 @@ def apply_outcomes(agents: dict[str, Agent], facts: list[TranscriptFacts], main_
                 notes_by_tool[note.tool_use_id] = note
     by_id = {fact.agent_id: fact for fact in facts}
     for agent_id, agent in agents.items():
+        fact = by_id[agent_id]
         if agent_id == main_id:
+            if fact.interrupted:
+                agent.outcome_cause = "user_interrupt"  # recorded, never promoted to a status
             continue
-        result = results.get(agent.spawn_tool_use_id or "")
+        # A Workflow call spawns many agents: its result and notification describe the run, not each agent.
+        own_spawn = agent.spawn_tool_use_id if agent.edge_source != "workflow_directory" else None
+        result = results.get(own_spawn or "")
         if result is not None:
             _apply_result(agent, result)
-        note = notes_by_task.get(agent_id) or notes_by_tool.get(agent.spawn_tool_use_id or "")
+        note = notes_by_task.get(agent_id) or notes_by_tool.get(own_spawn or "")
         if note is not None:
             _apply_notification(agent, note)
-        fact = by_id[agent_id]
         if fact.interrupted and agent.outcome_cause is None:
             agent.outcome_cause = "user_interrupt"
         if fact.ends_with_api_error and agent.status != "completed":

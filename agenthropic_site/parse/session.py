@@ -69,8 +69,11 @@ def parse_session(source: SessionInput) -> ParsedSession:
     session.line_errors.sort(key=lambda error: (error.file, error.line))
     session.unknown_types = dict(sorted(session.unknown_types.items()))
 
-    chosen = _link(facts, metas, run_ids, inline_ids, main_id, set(kinds), session.warnings)
-    inputs = spawn_inputs(facts)
+    # Compaction and side-question files replay the parent's messages (format §3.4): their copies
+    # of spawn calls, results and notifications are not evidence of anything new.
+    witnesses = [fact for fact in facts if kinds[fact.agent_id] not in REPLAYING_KINDS]
+    chosen = _link(witnesses, metas, run_ids, inline_ids, main_id, set(kinds), session.warnings)
+    inputs = spawn_inputs(witnesses)
     agents = {}
     for fact in facts:
         claim = chosen.get(fact.agent_id)
@@ -91,7 +94,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
             last_seen_at=fact.last_seen_at,
             spawn_tool_use_id=claim.tool_use_id if claim else None,
         )
-    apply_outcomes(agents, facts, main_id)
+    apply_outcomes(agents, facts, witnesses, main_id)
     session.agents = tree_order(agents, main_id)
     session.edges = edges_of(chosen)
     session.unlinked_agents = sorted(agent_id for agent_id, agent in agents.items() if agent_id != main_id and agent.parent_agent_id is None)
@@ -106,7 +109,8 @@ def parse_session(source: SessionInput) -> ParsedSession:
         session.warnings.append(
             Warning("output_under_reported", f"{count} request(s) of {agent_id} end on a streaming placeholder output count", agent_id)
         )
-    session.compactions = pair_compactions([c for fact in facts for c in fact.compactions], agents, facts)
+    boundaries = sorted((c for fact in facts for c in fact.compactions), key=lambda c: (c.timestamp or "", c.agent_id))
+    session.compactions = pair_compactions(boundaries, agents, facts)
     for rel in session.pending_lines:
         session.warnings.append(Warning("pending_last_line", f"{rel} ends in an unterminated line (still being written?)"))
     _describe(session, facts[0], facts)
