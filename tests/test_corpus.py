@@ -119,3 +119,55 @@ def test_fingerprint_changes_with_any_file_and_reads_no_content(tmp_path: Path) 
     assert second != first
     write(tmp_path / "-home-u-app" / SID / "subagents" / "agent-a2.jsonl", user("s", "x"))
     assert scan(tmp_path).sessions[SID].fingerprint != second
+
+
+def test_a_project_folder_that_cannot_be_listed_keeps_its_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import agenthropic_site.corpus.walk as walk
+
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "out", tmp_path / "cache"
+    minimal_session(corpus)
+    minimal_session(corpus, project="-other", sid=OTHER_SID)
+    assert build(corpus, out, cache) == 0
+    real_list = walk._list
+
+    def flaky(path: str) -> list[str]:
+        if path.endswith("-other"):
+            raise PermissionError(13, "Permission denied")
+        return real_list(path)
+
+    monkeypatch.setattr(walk, "_list", flaky)
+    assert build(corpus, out, cache) == 0
+    index = json.loads((out / "data" / "index.json").read_text())
+    assert {s["session_id"] for s in index["sessions"]} == {SID, OTHER_SID}
+    assert index["report"]["unlisted_projects"] == ["-other"]
+    assert {"path": "-other/", "reason": "unreadable", "detail": "EACCES"} in index["report"]["skipped"]
+
+
+def test_hostile_sidecar_values_never_name_a_path(tmp_path: Path) -> None:
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    minimal_session(corpus)
+    folder = corpus / "-home-u-app" / SID / "subagents"
+    write(folder / "agent-a1.jsonl", user("s", "x"), assistant("s2", "msg_s", "req_s", usage(1, 1)))
+    (folder / "agent-a1.meta.json").write_text(
+        '{"agentType":"../../../../etc/passwd","worktreePath":"../../../../etc","toolUseId":"../../x","description":"<script>alert(1)</script>"}'
+    )
+    assert build(corpus, out, tmp_path / "cache") == 0
+    produced = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert all(".." not in rel and "etc" not in rel for rel in produced)
+    page = (out / "sessions" / SID / "agents" / "a1.html").read_text()
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_nul_bytes_and_invalid_utf8_lines_are_counted_not_fatal(tmp_path: Path) -> None:
+    import json
+
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    main = minimal_session(corpus)
+    with main.open("ab") as handle:
+        handle.write(b'{"type":"user","message":{"content":"a\x00b"}}\n\xff\xfe\xfd\n{"type":"user","x":"\\udc80"}\n')
+    assert build(corpus, out, tmp_path / "cache") == 0
+    data = json.loads((out / "data" / "sessions" / f"{SID}.json").read_text())
+    assert data["malformed_lines"] == 3
+    assert data["tokens"]["output"] == 2

@@ -30,6 +30,8 @@ NOTIFICATION_TAG_RE = {
     tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.S) for tag in ("task-id", "tool-use-id", "status", "summary")
 }
 INTERRUPT_MARKER = "[Request interrupted by user"
+IDE_CONTEXT_RE = re.compile(r"^\s*(?:<(ide_[a-z_]+|system-reminder)>.*?</\1>\s*)+", re.S)
+BASH_INPUT_RE = re.compile(r"^<bash-input>(.*?)</bash-input>", re.S)
 FIRST_CWD_RECORDS = 50
 
 
@@ -129,9 +131,8 @@ def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int 
         elif kind == "queue-operation":
             _queue_operation(facts, data)
         elif kind == "summary":
-            summary = text_of(data.get("summary"))
-            if summary and facts.summary_title is None:
-                facts.summary_title = summary
+            # Several summaries can head a file (≤ 2.0.x, format §2.7); like titles, the last one wins.
+            facts.summary_title = text_of(data.get("summary")) or facts.summary_title
             facts.builder.add_summary(data)
         elif kind == "custom-title":
             facts.custom_title = text_of(data.get("customTitle")) or facts.custom_title  # last one wins
@@ -201,20 +202,21 @@ def _user(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None
         facts.notifications.append(parse_notification(text, facts.agent_id, "user"))
         facts.builder.add_notification(data, timestamp, text)
         return
-    if (
-        facts.first_prompt is None
-        and text
-        and data.get("isMeta") is not True
-        and data.get("isCompactSummary") is not True
-        and not _is_command_echo(text)
-    ):
-        facts.first_prompt = text
+    if facts.first_prompt is None and data.get("isMeta") is not True and data.get("isCompactSummary") is not True:
+        facts.first_prompt = prompt_text(text)
     facts.builder.add_user(data, timestamp)
 
 
-def _is_command_echo(text: str) -> bool:
-    stripped = text.lstrip()
-    return stripped.startswith(("<command-", "<local-command", "Caveat:", "<system-reminder>", INTERRUPT_MARKER))
+def prompt_text(text: str) -> str | None:
+    """Return what a person typed, without IDE context blocks; None for echoes and markers."""
+    # IDE integrations prepend <ide_opened_file>…</ide_opened_file> / <ide_selection> blocks (1.0.x–2.0.x).
+    stripped = IDE_CONTEXT_RE.sub("", text).strip()
+    bash = BASH_INPUT_RE.match(stripped)
+    if bash:
+        return "! " + bash.group(1).strip()  # a `!` shell command typed at the prompt
+    if not stripped or stripped.startswith(("<command-", "<local-command", "<bash-", "Caveat:", "<system-reminder>", INTERRUPT_MARKER)):
+        return None
+    return stripped
 
 
 def _system(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None:
