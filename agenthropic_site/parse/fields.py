@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
+
+CANONICAL_INSTANT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
 
 
 def text_of(value: Any) -> str | None:
@@ -32,6 +35,13 @@ def instant_of(value: Any) -> str | None:
     """Normalise an ISO-8601 timestamp to UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`, or None if unparseable."""
     if not isinstance(value, str) or not 10 <= len(value) <= 40:
         return None
+    if CANONICAL_INSTANT_RE.match(value):
+        # The form Claude Code writes (format §2.1): validate the calendar, keep the text.
+        try:
+            datetime.fromisoformat(value[:23])
+        except ValueError:
+            return None
+        return value
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
         parsed = datetime.fromisoformat(text)

@@ -196,7 +196,7 @@ def _user(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None
     text = "" if has_result else content_text(content)
     if facts.first_user_text is None and text:
         facts.first_user_text = text
-    if INTERRUPT_MARKER in text or (has_result and INTERRUPT_MARKER in str(structured)[:200]):
+    if INTERRUPT_MARKER in text or (isinstance(structured, str) and INTERRUPT_MARKER in structured[:200]):
         facts.interrupted = True
     if text.lstrip().startswith("<task-notification>"):
         facts.notifications.append(parse_notification(text, facts.agent_id, "user"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import orjson
+
 from agenthropic_site.parse.fields import count_of, dict_of, list_of, text_of
 from agenthropic_site.parse.model import LineError, Tokens, UsageRow
 
@@ -29,7 +31,7 @@ class Candidate:
     stop_reason: str | None
     file: str
     line: int
-    content_chars: int
+    content: Any  # kept by reference; measured only when the count looks like a placeholder
 
 
 def read_tokens(usage: Any) -> Tokens | str:
@@ -81,15 +83,6 @@ def candidate_from(agent_id: str, rel: str, line: int, record: dict[str, Any], t
     tokens = read_tokens(message.get("usage"))
     if isinstance(tokens, str):
         return LineError(rel, line, "malformed-usage", tokens)
-    chars = 0
-    for block in list_of(message.get("content")):
-        if isinstance(block, dict):
-            for key in ("text", "thinking"):
-                value = block.get(key)
-                if isinstance(value, str):
-                    chars += len(value)
-            if block.get("type") == "tool_use":
-                chars += len(str(block.get("input", "")))
     return Candidate(
         agent_id=agent_id,
         message_id=text_of(message.get("id")),
@@ -101,43 +94,45 @@ def candidate_from(agent_id: str, rel: str, line: int, record: dict[str, Any], t
         stop_reason=text_of(message.get("stop_reason")),
         file=rel,
         line=line,
-        content_chars=chars,
+        content=message.get("content"),
     )
+
+
+def content_chars(content: Any) -> int:
+    """Measure the text, thinking and tool input a message block list carries."""
+    chars = 0
+    for block in list_of(content):
+        if isinstance(block, dict):
+            for key in ("text", "thinking"):
+                value = block.get(key)
+                if isinstance(value, str):
+                    chars += len(value)
+            if block.get("type") == "tool_use":
+                chars += len(orjson.dumps(block.get("input")))
+    return chars
 
 
 def dedupe_file(candidates: Iterable[Candidate]) -> list[UsageRow]:
     """Keep one line per (message.id, requestId): the largest output_tokens, ties to the last line."""
-    kept: dict[tuple[str, str | None], Candidate] = {}
-    chars: dict[tuple[str, str | None], int] = {}
-    order: list[tuple[str, str | None] | int] = []
-    singles: dict[int, Candidate] = {}
+    kept: dict[tuple[str, str | None] | int, Candidate] = {}
+    lines: dict[tuple[str, str | None] | int, list[Candidate]] = {}
     for candidate in candidates:
-        if candidate.message_id is None:
-            # Lines with no message id cannot be grouped: each is its own request (format §3.2).
-            singles[candidate.line] = candidate
-            order.append(candidate.line)
-            continue
-        key = (candidate.message_id, candidate.request_id)
-        chars[key] = chars.get(key, 0) + candidate.content_chars
+        # Lines with no message id cannot be grouped: each is its own request (format §3.2).
+        key: tuple[str, str | None] | int = (
+            (candidate.message_id, candidate.request_id) if candidate.message_id is not None else candidate.line
+        )
         previous = kept.get(key)
-        if previous is None:
-            order.append(key)
         if previous is None or candidate.tokens.output >= previous.tokens.output:
             kept[key] = candidate
-    rows = []
-    for key in order:
-        if isinstance(key, int):
-            rows.append(_row(singles[key], singles[key].content_chars))
-        else:
-            rows.append(_row(kept[key], chars[key]))
-    return rows
+        lines.setdefault(key, []).append(candidate)
+    return [_row(candidate, lines[key]) for key, candidate in kept.items()]
 
 
-def _row(candidate: Candidate, content_chars: int) -> UsageRow:
+def _row(candidate: Candidate, siblings: list[Candidate]) -> UsageRow:
     under = (
         candidate.stop_reason is None
         and candidate.tokens.output < PLACEHOLDER_MAX_OUTPUT
-        and content_chars >= PLACEHOLDER_MIN_CONTENT_CHARS
+        and sum(content_chars(line.content) for line in siblings) >= PLACEHOLDER_MIN_CONTENT_CHARS
     )
     return UsageRow(
         agent_id=candidate.agent_id,
