@@ -9,7 +9,8 @@ from typing import Callable
 
 from agenthropic_site.cache import Cache, SessionCost
 from agenthropic_site.config import BuildConfig, check_folders
-from agenthropic_site.corpus import CorpusScan, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
+from agenthropic_site import __version__
+from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
@@ -126,12 +127,25 @@ def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
     check_folders(config.corpus, config.out, config.cache)
     prices = load_price_table(config.pricing)
     prepare_output(config.out)
-    cache = Cache(config.cache)
+    cache = Cache(config.cache, on_wait=log)
     try:
         if cache.rebuilt_reason:
             log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
-        scan = scan_corpus(root, config.max_file_bytes, config.max_depth, lambda ref: sniff_session_id(root, ref))
+        if cache.invalidate_unless(f"{__version__}:{prices.digest}"):
+            log("prices or agenthropic changed since the last build: every session is read again")
+        sniffed = [0]
+
+        def owner_of_flat_file(ref: FileRef) -> str | None:
+            known, session_id = cache.flat_owner(ref)
+            if not known:
+                sniffed[0] += 1
+                session_id = sniff_session_id(root, ref)
+                cache.put_flat_owner(ref, session_id)
+            return session_id
+
+        scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
         result = ingest(cache, scan, config, prices, log)
+        result.transcripts_opened += sniffed[0]
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
         model = gather(cache, skips, scan.unlisted, config.now, config.watchdog_minutes)

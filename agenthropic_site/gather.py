@@ -292,16 +292,19 @@ def _load_compactions(cache: Cache, sessions: dict[str, SessionView]) -> None:
 def _roll_up(session: SessionView) -> None:
     if session.excluded_reason:
         return
+    # Session totals come from the agents themselves, so a graph problem can never zero them.
+    session.tokens = sum((a.tokens for a in session.agents), Tokens())
+    session.cost = sum((a.cost for a in session.agents), Decimal(0))
     graph = build_graph((a.agent_id for a in session.agents), ((e["parent"], e["child"]) for e in session.edges))
     session.graph_problems = check_graph(graph, session.session_id, session.unlinked_agents)
     if session.graph_problems:
+        for agent in session.agents:  # subtrees are undefined: show each agent's own figures
+            agent.subtree_tokens, agent.subtree_cost = agent.tokens, agent.cost
         return
     sums = rollups(graph, {a.agent_id: (a.tokens, a.cost) for a in session.agents}, [session.session_id, *session.unlinked_agents])
     for agent in session.agents:
         rollup = sums[agent.agent_id]
         agent.subtree_tokens, agent.subtree_cost, agent.depth = rollup.subtree_tokens, rollup.subtree_cost, rollup.depth
-    session.tokens = sum((a.tokens for a in session.agents), Tokens())
-    session.cost = sum((a.cost for a in session.agents), Decimal(0))
 
 
 def _sum_days(day_maps: Any) -> dict[str, Decimal]:

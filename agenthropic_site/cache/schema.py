@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -103,6 +103,13 @@ CREATE TABLE ingest_failures (
     fingerprint TEXT NOT NULL,
     reason TEXT NOT NULL,
     consecutive INTEGER NOT NULL
+);
+CREATE TABLE flat_owners (
+    rel TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    session_id TEXT
 );
 CREATE TABLE svg_cache (
     digest TEXT PRIMARY KEY,

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import orjson
 
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
+from agenthropic_site.corpus import FileRef
 from agenthropic_site.parse.model import Block, Message, ParsedSession
 
 CACHE_FILE = "cache.sqlite3"
-
-
-class CacheBusyError(Exception):
-    """Another build holds the cache."""
+LOCK_FILE = "build.lock"
 
 
 def _dumps(value: Any) -> str:
@@ -36,11 +35,23 @@ class SessionCost:
 class Cache:
     """A connection to the cache file with the operations the build needs."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, on_wait: Callable[[str], None] = lambda message: None) -> None:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = folder / CACHE_FILE
         self.rebuilt_reason: str | None = None
+        self._lock = self._acquire(folder / LOCK_FILE, on_wait)
         self.conn = self._open()
+
+    @staticmethod
+    def _acquire(path: Path, on_wait: Callable[[str], None]) -> int:
+        """Hold the cache for one build at a time; a second build waits and says so."""
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            on_wait(f"another build is using the cache in {path.parent}; waiting for it to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
 
     def _open(self) -> sqlite3.Connection:
         reason = None
@@ -79,8 +90,32 @@ class Cache:
                 pass
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection and let the next build in."""
         self.conn.close()
+        os.close(self._lock)
+
+    def invalidate_unless(self, inputs_digest: str) -> bool:
+        """Forget every checkpoint when prices or the tool version changed; return whether it did."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'inputs_digest'").fetchone()
+        if row is not None and row[0] == inputs_digest:
+            return False
+        with self.conn:
+            self.conn.execute("DELETE FROM ingest_checkpoints")
+            self.conn.execute("UPDATE ingest_failures SET consecutive = 0")
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('inputs_digest', ?)", (inputs_digest,))
+        return row is not None
+
+    def flat_owner(self, ref: FileRef) -> tuple[bool, str | None]:
+        """Return (known, session id) for a flat agent file as lstat saw it."""
+        row = self.conn.execute(
+            "SELECT session_id FROM flat_owners WHERE rel = ? AND size = ? AND mtime_ns = ? AND inode = ?",
+            (ref.rel, ref.size, ref.mtime_ns, ref.inode),
+        ).fetchone()
+        return (row is not None, row[0] if row else None)
+
+    def put_flat_owner(self, ref: FileRef, session_id: str | None) -> None:
+        """Remember which session a flat agent file names, keyed by its lstat signature."""
+        self.conn.execute("INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?)", (ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id))
 
     # -- ingest -------------------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ class SessionFiles:
     project: str
     main: FileRef
     agents: list[AgentFile] = field(default_factory=list)
-    extras: list[FileRef] = field(default_factory=list)  # journals, workflow snapshots: fingerprinted, not parsed
+    extras: list[FileRef] = field(default_factory=list)  # workflow journals and snapshots: fingerprinted, not parsed
 
     def all_files(self) -> list[FileRef]:
         """List every file whose change means the session must be read again."""
@@ -231,6 +231,12 @@ class _Walker:
                 if ref is not None:
                     extras.append(ref)  # fingerprinted (a new run shows there first), never parsed
                     self.skip(rel, "non-artifact", "workflow journal, not a transcript")
+            elif len(parts) == 2 and parts[0] == "workflows" and name.endswith(".json"):
+                # A workflow run's terminal snapshot (2.1.154+, format §4.7): fingerprinted, not parsed yet.
+                ref = self.regular_file(rel, st, SIDECAR_MAX_BYTES)
+                if ref is not None:
+                    extras.append(ref)
+                    self.skip(rel, "non-artifact", "workflow snapshot, not read")
             else:
                 self.skip(rel, "non-artifact")
         for index, agent in enumerate(agents):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -63,6 +64,7 @@ class PriceTable:
 
     families: dict[str, tuple[Period, ...]]
     family_of: dict[str, str]
+    digest: str = ""  # changes whenever any price changes: cached costs are then recomputed
 
     def family(self, model: str) -> str | None:
         """Return the family a model id belongs to, or None when it is unknown."""
@@ -126,7 +128,8 @@ def load_price_table(extra: Path | None = None) -> PriceTable:
         table[name] = tuple(periods)
         for model in entry["models"]:
             family_of[normalise_model(model)] = name
-    return PriceTable(table, family_of)
+    digest = hashlib.sha256(orjson.dumps(families, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return PriceTable(table, family_of, digest)
 
 
 def format_usd(amount: Decimal) -> str:

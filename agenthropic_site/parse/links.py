@@ -31,7 +31,7 @@ class Evidence:
 
 @dataclass(frozen=True)
 class AgentMeta:
-    """The parts of an `agent-<id>.meta.json` sidecar the linker uses (2.1.114+, format §1.3)."""
+    """The parts of an `agent-<id>.meta.json` sidecar the linker uses (from 2.1.114; `toolUseId` from 2.1.2xx, format §1.3)."""
 
     agent_type: str | None
     description: str | None

@@ -17,6 +17,9 @@ from agenthropic_site.parse.usage import dedupe_file, dedupe_session
 
 # Special agent files by name prefix (format §1.3): they are not dispatched by a spawn tool.
 SPECIAL_PREFIXES = (("acompact-", "compaction"), ("aside_question-", "side_question"), ("aprompt_suggestion-", "prompt_suggestion"))
+# Compaction and side-question files replay parent messages (format §3.4); prompt-suggestion
+# calls are not known to, but they are background calls of the parent too, so they never win a
+# message id from it and are not witnesses of spawns.
 REPLAYING_KINDS = frozenset({"compaction", "side_question", "prompt_suggestion"})
 INLINE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 TITLE_MAX_CHARS = 120

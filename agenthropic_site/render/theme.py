@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import jinja2
@@ -50,12 +49,3 @@ def static_files(dirs: list[Path]) -> dict[str, bytes]:
                     files[path.relative_to(static).as_posix()] = path.read_bytes()
     return dict(sorted(files.items()))
 
-
-def theme_digest(dirs: list[Path]) -> str:
-    """Hash every template and static file, so a theme change is seen."""
-    digest = hashlib.sha256()
-    for folder in dirs:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()

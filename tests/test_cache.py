@@ -1,0 +1,54 @@
+"""The cache: price changes reach cached sessions, one build at a time, corrupt caches rebuilt."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agenthropic_site.cache import Cache
+from conftest import DEMO_CORPUS, DEMO_NOW, build, tree_bytes
+
+NIMBUS_PRICES = {"families": {"claude-nimbus": {"models": ["claude-nimbus-9"], "periods": [
+    {"from": "2025-01-01", "input": "2", "output": "10", "cache_write_5m": "2.5", "cache_write_1h": "4", "cache_read": "0.2"}]}}}
+
+
+def test_a_pricing_file_unblocks_an_excluded_session_incrementally(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(NIMBUS_PRICES))
+    assert build(DEMO_CORPUS, tmp_path / "inc", tmp_path / "cache") == 1  # the demo has one unpriced model
+    assert build(DEMO_CORPUS, tmp_path / "inc", tmp_path / "cache", "--pricing", str(prices)) == 0
+    assert build(DEMO_CORPUS, tmp_path / "cold", tmp_path / "cold-cache", "--pricing", str(prices)) == 0
+    assert tree_bytes(tmp_path / "inc") == tree_bytes(tmp_path / "cold")
+    index = json.loads((tmp_path / "inc" / "data" / "index.json").read_text())
+    assert all(s["excluded"] is None for s in index["sessions"]) and not index["totals"]["cost_lower_bound"]
+
+
+def test_a_corrupt_cache_is_rebuilt_from_the_corpus(tmp_path: Path) -> None:
+    assert build(DEMO_CORPUS, tmp_path / "a", tmp_path / "cache") == 1
+    (tmp_path / "cache" / "cache.sqlite3").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / "cache" / f"cache.sqlite3{suffix}").unlink(missing_ok=True)
+    assert build(DEMO_CORPUS, tmp_path / "b", tmp_path / "cache") == 1
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+
+
+def test_a_second_build_waits_for_the_first(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    holder = Cache(cache_dir)
+    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "out"),
+               "--cache", str(cache_dir), "--now", DEMO_NOW]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        ready, _, _ = select.select([process.stderr], [], [], 60)
+        assert ready, "the second build said nothing"
+        assert "another build is using the cache" in process.stderr.readline()
+        time.sleep(0.2)
+        assert process.poll() is None, "the second build did not wait"
+    finally:
+        holder.close()
+    assert process.wait(timeout=120) == 1
+    assert (tmp_path / "out" / "index.html").is_file()
