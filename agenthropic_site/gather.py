@@ -217,15 +217,20 @@ def _ownership(cache: Cache, sessions: dict[str, SessionView]) -> dict[str, str]
     main transcript ends earliest (the original goes on less long), then the smallest id.
     """
     holders: dict[str, set[str]] = defaultdict(set)
+    named: dict[str, set[str]] = defaultdict(set)
     for row in cache.query(
-        "SELECT message_id, session_id FROM token_usage WHERE message_id IN "
+        "SELECT message_id, session_id, origin_session FROM token_usage WHERE message_id IN "
         "(SELECT message_id FROM token_usage WHERE message_id IS NOT NULL GROUP BY message_id HAVING COUNT(DISTINCT session_id) > 1)"
     ):
         holders[row["message_id"]].add(row["session_id"])
-    return {
-        message_id: min(ids, key=lambda sid: (sessions[sid].main_ended_at or "~", sid))
-        for message_id, ids in holders.items()
-    }
+        if row["origin_session"]:
+            named[row["message_id"]].add(row["origin_session"])
+    owners = {}
+    for message_id, ids in holders.items():
+        # An explicit marker of the original session wins; else the earliest-ending transcript.
+        marked = ids & named.get(message_id, set())
+        owners[message_id] = min(marked or ids, key=lambda sid: (sessions[sid].main_ended_at or "~", sid))
+    return owners
 
 
 def _load_agents(cache: Cache, sessions: dict[str, SessionView], stale_before: str) -> None:

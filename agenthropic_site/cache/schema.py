@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -72,6 +72,7 @@ CREATE TABLE token_usage (
     file TEXT NOT NULL,
     line INTEGER NOT NULL,
     under_reported INTEGER NOT NULL,
+    origin_session TEXT,
     PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX token_usage_message ON token_usage(message_id);

@@ -167,11 +167,11 @@ class Cache:
             [(sid, e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges],
         )
         conn.executemany(
-            "INSERT INTO token_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO token_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
                  r.tokens.cache_write_5m, r.tokens.cache_write_1h, str(row_costs[seq]), 0, r.timestamp, r.speed, r.file, r.line,
-                 int(r.under_reported))
+                 int(r.under_reported), r.origin_session)
                 for seq, r in enumerate(parsed.usage)
             ],
         )

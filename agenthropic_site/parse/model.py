@@ -120,6 +120,7 @@ class UsageRow:
     file: str
     line: int
     under_reported: bool = False
+    origin_session: str | None = None  # another session the record says it was first written in
 
 
 @dataclass(frozen=True, order=True)

@@ -13,6 +13,8 @@ from agenthropic_site.parse.messages import MessageBuilder
 from agenthropic_site.parse.model import Compaction, LineError
 from agenthropic_site.parse.usage import SYNTHETIC_MODEL, Candidate, candidate_from
 
+SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
 # Task (≤2.1.62), Agent (≥2.1.63), Workflow (≥2.1.154) spawn agents (format §4.1).
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 WORKFLOW_TOOL = "Workflow"
@@ -77,6 +79,7 @@ class TranscriptFacts:
     agent_id: str
     rel: str
     layout: str
+    session_id: str = ""
     first_seen_at: str | None = None
     last_seen_at: str | None = None
     versions: set[str] = field(default_factory=set)
@@ -159,7 +162,7 @@ def _envelope(facts: TranscriptFacts, data: dict[str, Any]) -> None:
 def _assistant(facts: TranscriptFacts, record: Record, timestamp: str | None, order: int) -> str:
     data = record.data
     message = dict_of(data.get("message"))
-    found = candidate_from(facts.agent_id, facts.rel, record.line, data, timestamp)
+    found = candidate_from(facts.agent_id, facts.rel, record.line, data, timestamp, origin_of(data, facts.session_id))
     if isinstance(found, LineError):
         facts.errors.append(found)
     elif found is not None:
@@ -175,6 +178,16 @@ def _assistant(facts: TranscriptFacts, record: Record, timestamp: str | None, or
     if message.get("model") == SYNTHETIC_MODEL and data.get("isApiErrorMessage") is True:
         return "api-error"
     return "assistant"
+
+
+def origin_of(data: dict[str, Any], session_id: str) -> str | None:
+    """Return the session a replayed record names as its origin, if it names another one."""
+    # Replays usually rewrite sessionId to the new session (format §1.4); a record that kept the
+    # old one, or a `forkedFrom` (newer versions, shape unconfirmed), is an explicit marker.
+    for value in (dict_of(data.get("forkedFrom")).get("sessionId"), data.get("forkedFrom"), data.get("sessionId")):
+        if isinstance(value, str) and value != session_id and SESSION_ID_RE.match(value):
+            return value
+    return None
 
 
 def _user(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None:

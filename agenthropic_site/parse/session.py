@@ -36,12 +36,12 @@ def parse_session(source: SessionInput) -> ParsedSession:
     if decoded_main.pending:
         session.pending_lines.append(source.main.rel)
     main_records, inline_groups = split_sidechains(decoded_main.records)
-    facts = [scan_records(TranscriptFacts(main_id, source.main.rel, "main"), main_records)]
+    facts = [scan_records(TranscriptFacts(main_id, source.main.rel, "main", main_id), main_records)]
     kinds = {main_id: "main"}
     files = {main_id: source.main.rel}
     inline_ids = []
     for agent_id, records in inline_groups:
-        facts.append(scan_records(TranscriptFacts(agent_id, source.main.rel, "inline"), records))
+        facts.append(scan_records(TranscriptFacts(agent_id, source.main.rel, "inline", main_id), records))
         kinds[agent_id] = "subagent"
         files[agent_id] = source.main.rel
         inline_ids.append(agent_id)
@@ -56,7 +56,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
         session.line_errors.extend(decoded.errors)
         if decoded.pending:
             session.pending_lines.append(transcript.rel)
-        fact = scan_records(TranscriptFacts(agent_id, transcript.rel, transcript.layout), decoded.records, order_base=len(facts) << 32)
+        fact = scan_records(TranscriptFacts(agent_id, transcript.rel, transcript.layout, main_id), decoded.records, order_base=len(facts) << 32)
         facts.append(fact)
         files[agent_id] = transcript.rel
         kinds[agent_id] = _file_kind(agent_id, transcript.layout, fact)

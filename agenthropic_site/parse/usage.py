@@ -32,6 +32,7 @@ class Candidate:
     file: str
     line: int
     content: Any  # kept by reference; measured only when the count looks like a placeholder
+    origin_session: str | None = None
 
 
 def read_tokens(usage: Any) -> Tokens | str:
@@ -70,7 +71,9 @@ def read_tokens(usage: Any) -> Tokens | str:
     )
 
 
-def candidate_from(agent_id: str, rel: str, line: int, record: dict[str, Any], timestamp: str | None) -> Candidate | LineError | None:
+def candidate_from(
+    agent_id: str, rel: str, line: int, record: dict[str, Any], timestamp: str | None, origin: str | None = None
+) -> Candidate | LineError | None:
     """Read the usage of one assistant record; None when it carries nothing to count."""
     message = dict_of(record.get("message"))
     model = message.get("model")
@@ -95,6 +98,7 @@ def candidate_from(agent_id: str, rel: str, line: int, record: dict[str, Any], t
         file=rel,
         line=line,
         content=message.get("content"),
+        origin_session=origin,
     )
 
 
@@ -145,6 +149,7 @@ def _row(candidate: Candidate, siblings: list[Candidate]) -> UsageRow:
         file=candidate.file,
         line=candidate.line,
         under_reported=under,
+        origin_session=candidate.origin_session,
     )
 
 
