@@ -31,7 +31,7 @@ OUTCOME_CAUSES = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tokens:
     """Token counts of one request or a sum of requests, by billing category."""
 
@@ -146,7 +146,9 @@ class Compaction:
     compaction_agent_id: str | None = None
 
 
-@dataclass(frozen=True)
+# Blocks and messages are built per record on the parser's hot path: slotted, not frozen
+# (frozen dataclasses construct several times slower).
+@dataclass(slots=True)
 class Block:
     """One displayable piece of a message."""
 
@@ -158,7 +160,7 @@ class Block:
     truncated_from: int | None = None  # original length when `text` was cut for storage
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Message:
     """One record as shown in a transcript; multi-line assistant messages are merged."""
 
