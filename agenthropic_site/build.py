@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Callable
 
-from agenthropic_site.cache import Cache, SessionCost
-from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site import __version__
+from agenthropic_site.cache import Cache, PricedRow
+from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.gather import gather
-from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
+from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.render.pages import Renderer
 from agenthropic_site.render.writer import SiteWriter, prepare_output
 
@@ -39,6 +39,8 @@ class BuildResult:
     files_removed: int = 0
     skips: int = 0
     read_skips: list[Skip] = field(default_factory=list)
+    parsed_ids: list[str] = field(default_factory=list)
+    repriced: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -52,18 +54,27 @@ def sanitize_reason(text: str) -> str:
     return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
 
 
-def price_session(parsed: ParsedSession, prices: PriceTable) -> SessionCost:
-    """Price every usage row; any unknown model excludes the whole session (the halt gate)."""
-    costs: list[Decimal] = []
-    unknown: set[str] = set()
-    for row in parsed.usage:
+def price_rows(rows: list[PricedRow], prices: PriceTable) -> tuple[list[tuple[int, str, tuple[Decimal, ...]]] | None, str | None]:
+    """Price every usage row; any row that cannot be priced excludes the whole session (the halt gate)."""
+    priced = []
+    problems: set[str] = set()
+    for row in rows:
         try:
-            costs.append(prices.cost(row.model, row.tokens, row.timestamp, row.speed))
+            cost = prices.cost(row.model, row.tokens, row.at, row.speed)
         except PricingError as exc:
-            unknown.add(exc.model)
-    if unknown:
-        return SessionCost(None, "no price for model " + ", ".join(sorted(unknown)))
-    return SessionCost(tuple(costs), None)
+            problems.add(f"{exc.why} for model {exc.model}")
+            continue
+        priced.append((row.seq, prices.family(row.model) or "", cost.as_tuple()))
+    if problems:
+        return None, "; ".join(sorted(problems))
+    return priced, None
+
+
+def price_sessions(cache: Cache, session_ids: list[str], prices: PriceTable) -> None:
+    """(Re)price sessions from their cached rows: a price change never needs a re-parse."""
+    for session_id in session_ids:
+        priced, reason = price_rows(cache.usage_rows(session_id), prices)
+        cache.set_prices(session_id, priced, reason)
 
 
 def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildResult) -> tuple[SessionInput, list[Skip]]:
@@ -89,7 +100,7 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildRe
     return SessionInput(files.session_id, files.project, main, tuple(agents)), skipped
 
 
-def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
+def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
     """Parse and project every session whose fingerprint changed since its checkpoint."""
     result = BuildResult(sessions=len(scan.sessions))
     checkpoints = cache.checkpoints()
@@ -102,7 +113,6 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         try:
             source, skipped = load_session(scan.root, files, config.max_file_bytes, result)
             parsed = parse_session(source)
-            cost = price_session(parsed, prices)
         except UnreadableError as exc:
             cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{exc.reason}: {exc.detail}"))
             result.failed += 1
@@ -115,10 +125,45 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         if skipped:
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
-        cache.write_session(parsed, fingerprint, cost)
+        cache.write_session(parsed, fingerprint)
+        result.parsed_ids.append(files.session_id)
         result.parsed += 1
     result.removed_sessions = len(cache.forget_missing(set(scan.sessions), set(scan.unlisted)))
     return result
+
+
+def _scan_and_ingest(cache: Cache, root: str, config: BuildConfig, log: Callable[[str], None]) -> tuple[CorpusScan, BuildResult]:
+    """Bring the cache up to date with the corpus: walk, then parse what changed."""
+    if cache.rebuilt_reason:
+        log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
+    if cache.invalidate_unless(__version__):
+        log("agenthropic changed since the last build: every session is read again")
+    sniffed = [0]
+
+    def owner_of_flat_file(ref: FileRef) -> str | None:
+        known, session_id = cache.flat_owner(ref)
+        if not known:
+            sniffed[0] += 1
+            session_id = sniff_session_id(root, ref)
+            cache.put_flat_owner(ref, session_id)
+        return session_id
+
+    scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
+    result = ingest(cache, scan, config, log)
+    result.transcripts_opened += sniffed[0]
+    return scan, result
+
+
+def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
+    """Ingest the corpus into the cache (no site) and count deduplicated requests per model id."""
+    root = real_root(config.corpus)
+    check_folders(config.corpus, config.out, config.cache)
+    cache = Cache(config.cache, on_wait=log)
+    try:
+        _scan_and_ingest(cache, root, config, log)
+        return dict(cache.conn.execute("SELECT model, COUNT(*) FROM token_usage GROUP BY model ORDER BY model").fetchall())
+    finally:
+        cache.close()
 
 
 def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
@@ -129,26 +174,13 @@ def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
     prepare_output(config.out)
     cache = Cache(config.cache, on_wait=log)
     try:
-        if cache.rebuilt_reason:
-            log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
-        if cache.invalidate_unless(f"{__version__}:{prices.digest}"):
-            log("prices or agenthropic changed since the last build: every session is read again")
-        sniffed = [0]
-
-        def owner_of_flat_file(ref: FileRef) -> str | None:
-            known, session_id = cache.flat_owner(ref)
-            if not known:
-                sniffed[0] += 1
-                session_id = sniff_session_id(root, ref)
-                cache.put_flat_owner(ref, session_id)
-            return session_id
-
-        scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
-        result = ingest(cache, scan, config, prices, log)
-        result.transcripts_opened += sniffed[0]
+        scan, result = _scan_and_ingest(cache, root, config, log)
+        to_price = cache.session_ids() if cache.prices_changed(prices.digest) else result.parsed_ids
+        price_sessions(cache, to_price, prices)
+        result.repriced = len(to_price) - len(result.parsed_ids)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
-        model = gather(cache, skips, scan.unlisted, config.now, config.watchdog_minutes)
+        model = gather(cache, skips, scan.unlisted, config.now, config.watchdog_minutes, prices)
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)

@@ -50,18 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="build the static site from a corpus of transcripts",
         description="Build the static site. Only sessions whose files changed since the last build are read again.",
     )
-    build.add_argument(
-        "--corpus", type=Path, metavar="DIR",
-        help="folder of Claude Code project folders (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
-    )
+    _shared_options(build)
     build.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="output folder for the site (default: ./site)")
-    build.add_argument(
-        "--cache", type=Path, metavar="DIR",
-        help="cache folder (default: $AGENTHROPIC_CACHE_DIR, else $XDG_CACHE_HOME/agenthropic, else ~/.cache/agenthropic); "
-        "never inside the corpus or the output",
-    )
     build.add_argument("--theme", type=Path, metavar="DIR", help="theme folder whose templates/ and static/ files override the default theme's")
-    build.add_argument("--pricing", type=Path, metavar="FILE", help="JSON price file merged over the built-in prices (to price a new model)")
     build.add_argument(
         "--now", metavar="ISO8601",
         help="the build clock, for status ageing (default: $SOURCE_DATE_EPOCH, else the current time); never written into the site",
@@ -79,28 +70,86 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"skip folders nested deeper than N levels under a session folder, reported as too-deep (default: {DEFAULT_MAX_DEPTH})",
     )
     build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+
+    pricing = commands.add_parser(
+        "pricing",
+        help="print the effective price table and the corpus's model ids that have no price",
+        description="Print the effective price table (built-in, with --pricing merged over it) and every model id "
+        "found in the corpus that has no price. Exit code 1 when such a model exists.",
+    )
+    _shared_options(pricing)
+    pricing.add_argument("--json", action="store_true", help="print JSON instead of text")
+    pricing.add_argument("-q", "--quiet", action="store_true", help="print no progress lines")
     return parser
+
+
+def _shared_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--corpus", type=Path, metavar="DIR",
+        help="folder of Claude Code project folders (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    )
+    command.add_argument(
+        "--cache", type=Path, metavar="DIR",
+        help="cache folder (default: $AGENTHROPIC_CACHE_DIR, else $XDG_CACHE_HOME/agenthropic, else ~/.cache/agenthropic); "
+        "never inside the corpus or the output",
+    )
+    command.add_argument(
+        "--pricing", type=Path, metavar="FILE",
+        help="JSON price file whose families are merged over the built-in prices (how to price a new model; "
+        "see `agenthropic pricing`)",
+    )
 
 
 def _config(args: argparse.Namespace) -> BuildConfig:
     env = os.environ
     home = Path.home()
-    return BuildConfig(
+    config = BuildConfig(
         corpus=args.corpus if args.corpus is not None else default_corpus_dir(env, home),
-        out=args.out,
+        out=getattr(args, "out", None) or Path("site"),
         cache=args.cache if args.cache is not None else default_cache_dir(env, home),
-        now=resolve_now(args.now, env),
-        theme=args.theme,
+        now=resolve_now(getattr(args, "now", None), env),
+        theme=getattr(args, "theme", None),
         pricing=args.pricing,
-        max_file_bytes=args.max_file_mb * 1024 * 1024,
-        max_depth=args.max_depth,
-        watchdog_minutes=args.watchdog_minutes,
+        max_file_bytes=getattr(args, "max_file_mb", DEFAULT_MAX_FILE_BYTES // (1024 * 1024)) * 1024 * 1024,
+        max_depth=getattr(args, "max_depth", DEFAULT_MAX_DEPTH),
+        watchdog_minutes=getattr(args, "watchdog_minutes", DEFAULT_WATCHDOG_MINUTES),
         quiet=args.quiet,
     )
+    if config.pricing is not None and not config.pricing.is_file():
+        raise ConfigError(f"pricing file not found: {config.pricing}")
+    return config
+
+
+def _pricing(args: argparse.Namespace) -> int:
+    from agenthropic_site.build import corpus_models
+    from agenthropic_site.cost import PricingFileError, load_price_table
+    from agenthropic_site.cost.report import price_table_json, price_table_text
+
+    def log(message: str) -> None:
+        if not args.quiet:
+            print(message, file=sys.stderr)
+
+    try:
+        config = _config(args)
+        prices = load_price_table(config.pricing)
+        models = corpus_models(config, log)
+    except (CorpusRootError, ConfigError, PricingFileError) as exc:
+        print(f"agenthropic: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ContainmentError as exc:
+        print(f"FATAL: corpus containment violation - {exc}", file=sys.stderr)
+        return EXIT_CONTAINMENT
+    unpriced = {model: count for model, count in models.items() if model != "<synthetic>" and prices.family(model) is None}
+    if args.json:
+        sys.stdout.write(price_table_json(prices, models, unpriced))
+    else:
+        sys.stdout.write(price_table_text(prices, models, unpriced))
+    return EXIT_FAILURES if unpriced else EXIT_OK
 
 
 def _build(args: argparse.Namespace) -> int:
     from agenthropic_site.build import run_build
+    from agenthropic_site.cost import PricingFileError
     from agenthropic_site.render.writer import OutputError
 
     def log(message: str) -> None:
@@ -111,10 +160,8 @@ def _build(args: argparse.Namespace) -> int:
         config = _config(args)
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
-        if config.pricing is not None and not config.pricing.is_file():
-            raise ConfigError(f"pricing file not found: {config.pricing}")
         result = run_build(config, log)
-    except (CorpusRootError, ConfigError) as exc:
+    except (CorpusRootError, ConfigError, PricingFileError) as exc:
         print(f"agenthropic: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ContainmentError as exc:
@@ -141,5 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "build":
         return _build(args)
+    if args.command == "pricing":
+        return _pricing(args)
     parser.print_help()
     return EXIT_USAGE

@@ -14,8 +14,10 @@ import orjson
 
 from agenthropic_site.cache import Cache
 from agenthropic_site.corpus import Skip
+from agenthropic_site.cost import PriceTable
+from agenthropic_site.cost.breakdown import CostedRow, WhatIf, add_categories, by_category, previous_boundary, segment_costs, what_if, window_cost
 from agenthropic_site.graph import build_graph, check_graph, rollups
-from agenthropic_site.parse.model import Tokens
+from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 TERMINAL_STATUSES = frozenset({"completed", "error"})
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
@@ -56,6 +58,7 @@ class CompactionView:
     pre_tokens: int | None
     post_tokens: int | None
     compaction_agent_id: str | None
+    cost_before: Decimal | None = None  # spend of the segment this boundary closes
 
 
 @dataclass
@@ -85,6 +88,9 @@ class SessionView:
     compactions: list[CompactionView] = field(default_factory=list)
     by_model: dict[str, tuple[Tokens, Decimal]] = field(default_factory=dict)
     cost_by_day: dict[str, Decimal] = field(default_factory=dict)
+    cost_by_category: dict[str, Decimal] = field(default_factory=dict)
+    segments: list[Decimal] = field(default_factory=list)
+    what_if: list[WhatIf] = field(default_factory=list)
     collisions: int = 0
     graph_problems: list[str] = field(default_factory=list)
 
@@ -107,6 +113,8 @@ class ProjectView:
     last_activity: str | None = None
     lower_bound: bool = False
     cost_by_day: dict[str, Decimal] = field(default_factory=dict)
+    cost_by_category: dict[str, Decimal] = field(default_factory=dict)
+    by_model: dict[str, tuple[Tokens, Decimal]] = field(default_factory=dict)
 
 
 @dataclass
@@ -132,6 +140,8 @@ class SiteModel:
     cost: Decimal
     lower_bound: bool
     cost_by_day: dict[str, Decimal]
+    cost_by_category: dict[str, Decimal]
+    by_model: dict[str, tuple[Tokens, Decimal]]
     unpriced_models: dict[str, list[str]]
     collisions: int
 
@@ -148,16 +158,18 @@ def project_key(folder: str) -> str:
     return "p-" + hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-def gather(cache: Cache, skips: list[Skip], unlisted: list[str], now: datetime, watchdog_minutes: int) -> SiteModel:
+def gather(cache: Cache, skips: list[Skip], unlisted: list[str], now: datetime, watchdog_minutes: int, prices: PriceTable) -> SiteModel:
     """Read every cached session, resolve cross-session ownership, roll up, and group by project."""
     sessions = _load_sessions(cache)
     owned = _ownership(cache, sessions)
     stale_before = _instant(now - timedelta(minutes=watchdog_minutes))
     _load_agents(cache, sessions, stale_before)
-    _load_usage(cache, sessions, owned)
+    rows_of = _load_usage(cache, sessions, owned)
     _load_compactions(cache, sessions)
     for session in sessions.values():
         _roll_up(session)
+        if not session.excluded_reason:
+            _cost_breakdowns(session, rows_of.get(session.session_id, []), prices)
     failures = [Failure(row["session_id"], row["project"], row["reason"], row["consecutive"])
                 for row in cache.query("SELECT * FROM ingest_failures ORDER BY session_id")]
     unpriced: dict[str, list[str]] = defaultdict(list)
@@ -177,6 +189,8 @@ def gather(cache: Cache, skips: list[Skip], unlisted: list[str], now: datetime, 
         cost=sum((s.cost for s in priced if s.cost is not None), Decimal(0)),
         lower_bound=lower_bound,
         cost_by_day=_sum_days(s.cost_by_day for s in priced),
+        cost_by_category=add_categories(s.cost_by_category for s in priced),
+        by_model=_sum_models(s.by_model for s in priced),
         unpriced_models={model: sorted(ids) for model, ids in sorted(unpriced.items())},
         collisions=sum(s.collisions for s in sessions.values()),
     )
@@ -261,30 +275,61 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], stale_before: s
         session.status = main.status if main else "unknown"
 
 
-def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str]) -> None:
-    per_agent: dict[tuple[str, str], list[Any]] = {}
+def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str]) -> dict[str, list[CostedRow]]:
+    """Sum owned, priced rows per agent, model and day; return each session's rows for breakdowns."""
+    rows_of: dict[str, list[CostedRow]] = defaultdict(list)
     for row in cache.query("SELECT * FROM token_usage ORDER BY session_id, seq"):
         session = sessions[row["session_id"]]
         message_id = row["message_id"]
         if message_id is not None and owner.get(message_id, session.session_id) != session.session_id:
             session.collisions += 1
             continue
-        tokens = Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"])
-        cost = Decimal(row["cost"])
-        entry = per_agent.setdefault((session.session_id, row["agent_id"]), [Tokens(), Decimal(0), 0])
-        entry[0] = entry[0] + tokens
-        entry[1] += cost
-        entry[2] += 1
-        model_tokens, model_cost = session.by_model.get(row["model"], (Tokens(), Decimal(0)))
-        session.by_model[row["model"]] = (model_tokens + tokens, model_cost + cost)
-        day = (row["at"] or session.started_at or "unknown")[:10]
-        session.cost_by_day[day] = session.cost_by_day.get(day, Decimal(0)) + cost
-    for session in sessions.values():
+        if session.excluded_reason:
+            continue  # excluded whole: no figure of it reaches a total
+        rows_of[session.session_id].append(
+            CostedRow(
+                agent_id=row["agent_id"], model=row["model"], family=row["family"],
+                tokens=Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"]),
+                at=row["at"], speed=row["speed"],
+                parts=tuple(Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES),
+                segment=row["segment"],
+            )
+        )
+    for session_id, rows in rows_of.items():
+        session = sessions[session_id]
+        per_agent: dict[str, list[Any]] = {}
+        for costed in rows:
+            entry = per_agent.setdefault(costed.agent_id, [Tokens(), Decimal(0), 0])
+            entry[0] = entry[0] + costed.tokens
+            entry[1] += costed.cost
+            entry[2] += 1
+            model_tokens, model_cost = session.by_model.get(costed.model, (Tokens(), Decimal(0)))
+            session.by_model[costed.model] = (model_tokens + costed.tokens, model_cost + costed.cost)
+            day = (costed.at or session.started_at or "unknown")[:10]
+            session.cost_by_day[day] = session.cost_by_day.get(day, Decimal(0)) + costed.cost
         session.by_model = dict(sorted(session.by_model.items()))
         session.cost_by_day = dict(sorted(session.cost_by_day.items()))
+        session.cost_by_category = by_category(rows)
         for agent in session.agents:
-            tokens, cost, requests = per_agent.get((session.session_id, agent.agent_id), (Tokens(), Decimal(0), 0))
-            agent.tokens, agent.cost, agent.requests = tokens, cost, requests
+            agent.tokens, agent.cost, agent.requests = per_agent.get(agent.agent_id, (Tokens(), Decimal(0), 0))
+    return rows_of
+
+
+def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceTable) -> None:
+    """Segments at the main agent's boundaries, each boundary's closing spend, and what-ifs."""
+    main = [c for c in session.compactions if c.agent_id == session.session_id and c.at]
+    session.segments = segment_costs(rows, len(main))
+    for index, compaction in enumerate(main):
+        compaction.cost_before = session.segments[index]
+    times_of: dict[str, list[str]] = defaultdict(list)
+    for compaction in session.compactions:
+        if compaction.agent_id != session.session_id and compaction.at:
+            times_of[compaction.agent_id].append(compaction.at)
+    for compaction in session.compactions:
+        if compaction.agent_id != session.session_id and compaction.at:
+            start = previous_boundary(sorted(times_of[compaction.agent_id]), compaction.at)
+            compaction.cost_before = window_cost(rows, compaction.agent_id, start, compaction.at, compaction.compaction_agent_id)
+    session.what_if = what_if(rows, prices, session.cost or Decimal(0))
 
 
 def _load_compactions(cache: Cache, sessions: dict[str, SessionView]) -> None:
@@ -320,6 +365,15 @@ def _sum_days(day_maps: Any) -> dict[str, Decimal]:
     return dict(sorted(total.items()))
 
 
+def _sum_models(model_maps: Any) -> dict[str, tuple[Tokens, Decimal]]:
+    total: dict[str, tuple[Tokens, Decimal]] = {}
+    for models in model_maps:
+        for model, (tokens, cost) in models.items():
+            have_tokens, have_cost = total.get(model, (Tokens(), Decimal(0)))
+            total[model] = (have_tokens + tokens, have_cost + cost)
+    return dict(sorted(total.items()))
+
+
 def _projects(sessions: dict[str, SessionView], failures: list[Failure]) -> list[ProjectView]:
     grouped: dict[str, list[SessionView]] = defaultdict(list)
     for session in sessions.values():
@@ -343,6 +397,8 @@ def _projects(sessions: dict[str, SessionView], failures: list[Failure]) -> list
                 last_activity=max(ends) if ends else None,
                 lower_bound=len(priced) < len(members) or folder in failed_projects,
                 cost_by_day=_sum_days(s.cost_by_day for s in priced),
+                cost_by_category=add_categories(s.cost_by_category for s in priced),
+                by_model=_sum_models(s.by_model for s in priced),
             )
         )
     return projects

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -51,15 +52,37 @@ def test_cache_inside_corpus_or_output_is_refused(tmp_path: Path, demo_corpus: P
     assert build(demo_corpus, tmp_path / "out", tmp_path / "out" / "cache") == 2
 
 
-def test_help_describes_every_option() -> None:
+def subcommands() -> dict:
     parser = build_parser()
-    build_parser_ = next(a for a in parser._subparsers._group_actions[0].choices.values())  # type: ignore[union-attr]
-    text = build_parser_.format_help()
-    for action in build_parser_._actions:
-        assert action.help, f"option {action.option_strings} has no help"
-        for flag in action.option_strings:
-            assert flag in text
-    assert "build" in parser.format_help()
+    return dict(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+
+
+def test_help_describes_every_option_of_every_command() -> None:
+    commands = subcommands()
+    assert {"build", "pricing"} <= set(commands)
+    for name, command in commands.items():
+        text = command.format_help()
+        for action in command._actions:
+            assert action.help, f"{name} {action.option_strings} has no help"
+            for flag in action.option_strings:
+                assert flag in text
+        assert name in build_parser().format_help()
+
+
+def test_the_readme_documents_every_command() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for name in subcommands():
+        assert f"agenthropic {name}" in readme, f"README does not mention `agenthropic {name}`"
+
+
+def test_pricing_lists_unpriced_models_of_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pricing", "--corpus", str(DEMO_CORPUS), "--cache", str(tmp_path / "c"), "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "claude-sonnet-4-5" in out and "claude-nimbus-9: 5 requests, NO PRICE" in out
+    assert main(["pricing", "--corpus", str(DEMO_CORPUS), "--cache", str(tmp_path / "c"), "-q", "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert list(document["unpriced_models"]) == ["claude-nimbus-9"]
+    assert document["families"]["claude-sonnet-4-5"]["periods"][0]["long_context"]["threshold"] == 200000
 
 
 def test_no_command_prints_help_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,6 @@
 """SQLite cache of parsed, priced sessions; checkpoints make rebuilds incremental."""
 
 from agenthropic_site.cache.schema import SCHEMA_VERSION
-from agenthropic_site.cache.store import Cache, SessionCost
+from agenthropic_site.cache.store import Cache, PricedRow
 
-__all__ = ["Cache", "SCHEMA_VERSION", "SessionCost"]
+__all__ = ["Cache", "PricedRow", "SCHEMA_VERSION"]

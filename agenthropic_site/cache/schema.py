@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -65,7 +65,13 @@ CREATE TABLE token_usage (
     cache_read INTEGER NOT NULL,
     cache_write_5m INTEGER NOT NULL,
     cache_write_1h INTEGER NOT NULL,
+    family TEXT,
     cost TEXT,
+    cost_input TEXT,
+    cost_output TEXT,
+    cost_cache_read TEXT,
+    cost_cache_write_5m TEXT,
+    cost_cache_write_1h TEXT,
     segment INTEGER NOT NULL DEFAULT 0,
     at TEXT,
     speed TEXT,

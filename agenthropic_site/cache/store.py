@@ -14,7 +14,7 @@ import orjson
 
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
 from agenthropic_site.corpus import FileRef
-from agenthropic_site.parse.model import Block, Message, ParsedSession
+from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
 
 CACHE_FILE = "cache.sqlite3"
 LOCK_FILE = "build.lock"
@@ -25,11 +25,14 @@ def _dumps(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class SessionCost:
-    """The priced form of a session: a cost per usage row, or the reason it was excluded."""
+class PricedRow:
+    """A usage row as the pricing step sees it."""
 
-    row_costs: tuple[Decimal, ...] | None
-    excluded_reason: str | None
+    seq: int
+    model: str
+    tokens: Tokens
+    at: str | None
+    speed: str | None
 
 
 class Cache:
@@ -95,13 +98,12 @@ class Cache:
         os.close(self._lock)
 
     def invalidate_unless(self, inputs_digest: str) -> bool:
-        """Forget every checkpoint when prices or the tool version changed; return whether it did."""
+        """Forget every checkpoint when the tool version changed; return whether it did."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'inputs_digest'").fetchone()
         if row is not None and row[0] == inputs_digest:
             return False
         with self.conn:
             self.conn.execute("DELETE FROM ingest_checkpoints")
-            self.conn.execute("UPDATE ingest_failures SET consecutive = 0")
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('inputs_digest', ?)", (inputs_digest,))
         return row is not None
 
@@ -123,8 +125,8 @@ class Cache:
         """Return the fingerprint of every session projected successfully."""
         return dict(self.conn.execute("SELECT session_id, fingerprint FROM ingest_checkpoints"))
 
-    def write_session(self, parsed: ParsedSession, fingerprint: str, cost: SessionCost) -> None:
-        """Replace everything cached for one session in a single transaction."""
+    def write_session(self, parsed: ParsedSession, fingerprint: str) -> None:
+        """Replace everything cached for one session in a single transaction, not yet priced."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -140,11 +142,10 @@ class Cache:
                 (
                     parsed.session_id, parsed.project, fingerprint, parsed.title, parsed.title_source, parsed.cwd,
                     parsed.git_branch, _dumps(parsed.versions), parsed.started_at, parsed.ended_at, parsed.main_ended_at,
-                    cost.excluded_reason, _dumps(details),
+                    "not priced yet", _dumps(details),
                 ),
             )
-            if cost.row_costs is not None:
-                self._insert_detail(parsed, cost.row_costs)
+            self._insert_detail(parsed)
             conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?)", (parsed.session_id, fingerprint))
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             conn.execute("COMMIT")
@@ -152,7 +153,7 @@ class Cache:
             conn.execute("ROLLBACK")
             raise
 
-    def _insert_detail(self, parsed: ParsedSession, row_costs: tuple[Decimal, ...]) -> None:
+    def _insert_detail(self, parsed: ParsedSession) -> None:
         conn, sid = self.conn, parsed.session_id
         conn.executemany(
             "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -167,10 +168,12 @@ class Cache:
             [(sid, e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges],
         )
         conn.executemany(
-            "INSERT INTO token_usage VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO token_usage(session_id, seq, agent_id, message_id, request_id, model, input, output, cache_read, "
+            "cache_write_5m, cache_write_1h, segment, at, speed, file, line, under_reported, origin_session) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
-                 r.tokens.cache_write_5m, r.tokens.cache_write_1h, str(row_costs[seq]), 0, r.timestamp, r.speed, r.file, r.line,
+                 r.tokens.cache_write_5m, r.tokens.cache_write_1h, r.segment, r.timestamp, r.speed, r.file, r.line,
                  int(r.under_reported), r.origin_session)
                 for seq, r in enumerate(parsed.usage)
             ],
@@ -193,6 +196,55 @@ class Cache:
                 # Children reference parents: clear the links before the rows.
                 self.conn.execute("UPDATE agents SET parent_agent_id = NULL WHERE session_id = ?", (session_id,))
             self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+
+    def usage_rows(self, session_id: str) -> list[PricedRow]:
+        """Return a session's usage rows for pricing."""
+        return [
+            PricedRow(seq, model, Tokens(i, o, r, w5, w1), at, speed)
+            for seq, model, i, o, r, w5, w1, at, speed in self.conn.execute(
+                "SELECT seq, model, input, output, cache_read, cache_write_5m, cache_write_1h, at, speed "
+                "FROM token_usage WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            )
+        ]
+
+    def set_prices(self, session_id: str, priced: list[tuple[int, str, tuple[Decimal, ...]]] | None, excluded_reason: str | None) -> None:
+        """Store each row's family and cost by category, or exclude the session with no cost at all."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("UPDATE sessions SET excluded_reason = ? WHERE session_id = ?", (excluded_reason, session_id))
+            if priced is None:
+                conn.execute(
+                    "UPDATE token_usage SET family = NULL, cost = NULL, cost_input = NULL, cost_output = NULL, cost_cache_read = NULL, "
+                    "cost_cache_write_5m = NULL, cost_cache_write_1h = NULL WHERE session_id = ?",
+                    (session_id,),
+                )
+            else:
+                conn.executemany(
+                    "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
+                    "cost_cache_write_5m = ?, cost_cache_write_1h = ? WHERE session_id = ? AND seq = ?",
+                    [(family, str(sum(parts, Decimal(0))), *map(str, parts), session_id, seq) for seq, family, parts in priced],
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def session_ids(self) -> list[str]:
+        """Return every cached session id."""
+        return [row[0] for row in self.conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]
+
+    def prices_changed(self, digest: str) -> bool:
+        """Record the price table's digest; return whether it differs from the last build's."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'prices_digest'").fetchone()
+        if row is not None and row[0] == digest:
+            return False
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('prices_digest', ?)", (digest,))
+            # A quarantined session gets a fresh budget when prices change (issue 5).
+            self.conn.execute("UPDATE ingest_failures SET consecutive = 0")
+        return True
 
     def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str) -> int:
         """Record a failed ingest, dropping the session's stale rows; return consecutive failures."""

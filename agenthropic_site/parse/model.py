@@ -121,6 +121,7 @@ class UsageRow:
     line: int
     under_reported: bool = False
     origin_session: str | None = None  # another session the record says it was first written in
+    segment: int = 0  # index of the session's compaction segment this request belongs to
 
 
 @dataclass(frozen=True, order=True)

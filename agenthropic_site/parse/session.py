@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from agenthropic_site.parse.fields import text_of
 from agenthropic_site.parse.lines import Record, decode_jsonl
 from agenthropic_site.parse.links import AgentMeta, Evidence, choose_edges, collect_evidence, edges_of, prompt_match_evidence, read_meta, spawn_inputs
-from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, Warning
+from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, UsageRow, Warning
 from agenthropic_site.parse.outcomes import apply_outcomes
 from agenthropic_site.parse.scan import TranscriptFacts, scan_records
 from agenthropic_site.parse.usage import dedupe_file, dedupe_session
@@ -114,6 +116,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
         )
     boundaries = sorted((c for fact in facts for c in fact.compactions), key=lambda c: (c.timestamp or "", c.agent_id))
     session.compactions = pair_compactions(boundaries, agents, facts)
+    session.usage = assign_segments(session.usage, session.compactions, main_id)
     for rel in session.pending_lines:
         session.warnings.append(Warning("pending_last_line", f"{rel} ends in an unterminated line (still being written?)"))
     _describe(session, facts[0], facts)
@@ -228,6 +231,24 @@ def pair_compactions(boundaries: list[Compaction], agents: dict[str, Agent], fac
         Compaction(b.agent_id, b.uuid, b.timestamp, b.trigger, b.pre_tokens, b.post_tokens, paired.get(index))
         for index, b in enumerate(boundaries)
     ]
+
+
+def assign_segments(usage: list[UsageRow], compactions: list[Compaction], main_id: str) -> list[UsageRow]:
+    """Number each request by the session segment it falls in, between the main agent's boundaries.
+
+    A summariser's own request belongs to the segment its boundary closes (format §6).
+    """
+    main = [c for c in compactions if c.agent_id == main_id and c.timestamp]
+    times = [c.timestamp or "" for c in main]
+    closes = {c.compaction_agent_id: index for index, c in enumerate(main) if c.compaction_agent_id}
+    rows = []
+    for row in usage:
+        if row.agent_id in closes:
+            segment = closes[row.agent_id]
+        else:
+            segment = bisect.bisect_right(times, row.timestamp) if row.timestamp else 0
+        rows.append(replace(row, segment=segment) if segment != row.segment else row)
+    return rows
 
 
 def _describe(session: ParsedSession, main: TranscriptFacts, facts: list[TranscriptFacts]) -> None:

@@ -10,6 +10,7 @@ import orjson
 
 from agenthropic_site.cost import format_usd
 from agenthropic_site.gather import AgentView, SessionView, SiteModel
+from agenthropic_site.parse.model import Tokens
 
 
 def dump(value: Any) -> bytes:
@@ -22,8 +23,13 @@ def usd(amount: Decimal | None) -> str | None:
     return None if amount is None else format_usd(amount)
 
 
-def agent_json(agent: AgentView) -> dict[str, Any]:
-    """Return one agent's entry of the session JSON."""
+def models_json(by_model: dict[str, tuple[Tokens, Decimal]]) -> dict[str, Any]:
+    """Return tokens and cost per model id."""
+    return {model: {"tokens": tokens.as_dict(), "cost_usd": usd(cost)} for model, (tokens, cost) in by_model.items()}
+
+
+def agent_json(agent: AgentView, excluded: bool = False) -> dict[str, Any]:
+    """Return one agent's entry of the session JSON; an excluded session's figures are null, never 0."""
     return {
         "agent_id": agent.agent_id,
         "parent_agent_id": agent.parent_agent_id,
@@ -36,11 +42,11 @@ def agent_json(agent: AgentView) -> dict[str, Any]:
         "notification_status": agent.notification_status,
         "first_seen_at": agent.first_seen_at,
         "last_seen_at": agent.last_seen_at,
-        "requests": agent.requests,
-        "tokens": agent.tokens.as_dict(),
-        "cost_usd": usd(agent.cost),
-        "subtree_tokens": agent.subtree_tokens.as_dict(),
-        "subtree_cost_usd": usd(agent.subtree_cost),
+        "requests": None if excluded else agent.requests,
+        "tokens": None if excluded else agent.tokens.as_dict(),
+        "cost_usd": None if excluded else usd(agent.cost),
+        "subtree_tokens": None if excluded else agent.subtree_tokens.as_dict(),
+        "subtree_cost_usd": None if excluded else usd(agent.subtree_cost),
     }
 
 
@@ -61,10 +67,8 @@ def session_json(session: SessionView) -> dict[str, Any]:
         "excluded": {"reason": session.excluded_reason} if excluded else None,
         "tokens": None if excluded else session.tokens.as_dict(),
         "cost_usd": usd(session.cost),
-        "by_model": {
-            model: {"tokens": tokens.as_dict(), "cost_usd": usd(cost)} for model, (tokens, cost) in session.by_model.items()
-        },
-        "agents": [agent_json(agent) for agent in session.agents],
+        "by_model": models_json(session.by_model),
+        "agents": [agent_json(agent, excluded) for agent in session.agents],
         "edges": [{"parent": e["parent"], "child": e["child"], "source": e["source"]} for e in session.edges],
         "unlinked_agents": session.unlinked_agents,
         "compactions": [
@@ -75,8 +79,14 @@ def session_json(session: SessionView) -> dict[str, Any]:
                 "pre_tokens": c.pre_tokens,
                 "post_tokens": c.post_tokens,
                 "compaction_agent_id": c.compaction_agent_id,
+                "cost_usd_before": usd(c.cost_before),
             }
             for c in session.compactions
+        ],
+        "cost_by_category": None if excluded else {name: usd(cost) for name, cost in session.cost_by_category.items()},
+        "segments": None if excluded else [usd(cost) for cost in session.segments],
+        "what_if": [
+            {"family": w.source, "priced_as": w.target, "cost_usd": usd(w.cost), "delta_usd": usd(w.delta)} for w in session.what_if
         ],
         "collisions": session.collisions,
         "malformed_lines": len(session.line_errors),
@@ -99,6 +109,9 @@ def index_json(model: SiteModel) -> dict[str, Any]:
                 "cost_usd": usd(project.cost),
                 "cost_lower_bound": project.lower_bound,
                 "last_activity": project.last_activity,
+                "cost_by_category": {name: usd(cost) for name, cost in project.cost_by_category.items()},
+                "by_model": models_json(project.by_model),
+                "cost_by_day": {day: usd(cost) for day, cost in project.cost_by_day.items()},
             }
             for project in model.projects
         ],
@@ -115,7 +128,13 @@ def index_json(model: SiteModel) -> dict[str, Any]:
             }
             for session in model.sessions.values()
         ],
-        "totals": {"tokens": model.tokens.as_dict(), "cost_usd": usd(model.cost), "cost_lower_bound": model.lower_bound},
+        "totals": {
+            "tokens": model.tokens.as_dict(),
+            "cost_usd": usd(model.cost),
+            "cost_lower_bound": model.lower_bound,
+            "cost_by_category": {name: usd(cost) for name, cost in model.cost_by_category.items()},
+            "by_model": models_json(model.by_model),
+        },
         "cost_by_day": {day: usd(cost) for day, cost in model.cost_by_day.items()},
         "report": report_json(model),
     }

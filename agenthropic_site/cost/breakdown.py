@@ -1,0 +1,104 @@
+"""Where the money went: by category, by compaction segment, and what-if repricing."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Iterable
+
+from agenthropic_site.cost.prices import PriceTable, PricingError
+from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
+
+ZERO = Decimal(0)
+
+
+@dataclass(frozen=True)
+class CostedRow:
+    """One priced, owned request as the breakdowns need it."""
+
+    agent_id: str
+    model: str
+    family: str
+    tokens: Tokens
+    at: str | None
+    speed: str | None
+    parts: tuple[Decimal, ...]  # cost by category, TOKEN_CATEGORIES order
+    segment: int
+
+    @property
+    def cost(self) -> Decimal:
+        """Return the request's whole cost."""
+        return sum(self.parts, ZERO)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """What a session would have cost had one family's requests been priced as another's."""
+
+    source: str
+    target: str
+    cost: Decimal
+    delta: Decimal
+
+
+def by_category(rows: Iterable[CostedRow]) -> dict[str, Decimal]:
+    """Sum the cost of each token category."""
+    totals = dict.fromkeys(TOKEN_CATEGORIES, ZERO)
+    for row in rows:
+        for name, part in zip(TOKEN_CATEGORIES, row.parts):
+            totals[name] += part
+    return totals
+
+
+def add_categories(maps: Iterable[dict[str, Decimal]]) -> dict[str, Decimal]:
+    """Add category maps (sessions into a project, projects into the index)."""
+    totals = dict.fromkeys(TOKEN_CATEGORIES, ZERO)
+    for values in maps:
+        for name in TOKEN_CATEGORIES:
+            totals[name] += values.get(name, ZERO)
+    return totals
+
+
+def segment_costs(rows: Iterable[CostedRow], boundaries: int) -> list[Decimal]:
+    """Sum the cost of each session segment (one more segment than main-agent boundaries)."""
+    costs = [ZERO] * (boundaries + 1)
+    for row in rows:
+        costs[min(row.segment, boundaries)] += row.cost
+    return costs
+
+
+def window_cost(rows: Iterable[CostedRow], agent_id: str, start: str | None, end: str | None, summariser: str | None) -> Decimal:
+    """Cost of one agent's requests in [start, end), plus the summariser that closed the window."""
+    total = ZERO
+    for row in rows:
+        if row.agent_id == summariser and summariser is not None:
+            total += row.cost
+        elif row.agent_id == agent_id and row.at is not None and (start is None or row.at >= start) and (end is None or row.at < end):
+            total += row.cost
+    return total
+
+
+def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) -> list[WhatIf]:
+    """Reprice each family present as each what-if target family, every request on its own."""
+    present = sorted({row.family for row in rows})
+    results = []
+    for source in present:
+        for target in prices.what_if_targets:
+            if target == source:
+                continue
+            try:
+                swapped = sum(
+                    (prices.cost_as(target, row.tokens, row.at, row.speed).total if row.family == source else row.cost for row in rows),
+                    ZERO,
+                )
+            except PricingError:
+                continue  # e.g. a fast-mode request and a target without a fast price: no honest figure
+            results.append(WhatIf(source, target, swapped, swapped - session_cost))
+    return results
+
+
+def previous_boundary(times: list[str], at: str) -> str | None:
+    """Return the latest boundary time strictly before `at`, or None."""
+    index = bisect.bisect_left(times, at)
+    return times[index - 1] if index > 0 else None
