@@ -71,3 +71,26 @@ def test_every_intended_skip_is_reported(demo_site: Path) -> None:
     for skip in truth["skipped"]:
         assert (skip["path"], skip["reason"]) in reported
     assert {s["session_id"]: s["project"] for s in json.loads((demo_site / "data" / "index.json").read_text())["sessions"]} == truth["sessions"]
+
+
+@pytest.mark.parametrize("session_id", SESSIONS)
+def test_costs_match_the_generators_own_pricing(demo_site: Path, session_id: str) -> None:
+    truth, got = expected(session_id), site_session(demo_site, session_id)
+    assert got["cost_usd"] == truth["cost_usd"]
+    if truth["cost_usd"] is None:
+        assert got["excluded"] is not None
+        return
+    for agent in got["agents"]:
+        assert agent["cost_usd"] == truth["agents"][agent["agent_id"]]["cost_usd"], agent["agent_id"]
+    assert {model: entry["cost_usd"] for model, entry in got["by_model"].items() if entry["tokens"] != dict.fromkeys(entry["tokens"], 0)} == {
+        model: cost for model, cost in truth["cost_by_model"].items() if any(truth["by_model"].get(model, {}).values())
+    }
+    assert got["cost_by_category"] == truth["cost_by_category"]
+    assert got["segments"] == truth["segments"]
+    assert [c["cost_usd_before"] for c in got["compactions"]] == [c["cost_usd_before"] for c in truth["compactions"]]
+
+
+def test_corpus_total_cost_matches(demo_site: Path) -> None:
+    truth = json.loads((DEMO_EXPECTED / "corpus.json").read_text())
+    index = json.loads((demo_site / "data" / "index.json").read_text())
+    assert index["totals"]["cost_usd"] == truth["cost_usd_total"]
