@@ -80,7 +80,11 @@ def window_cost(rows: Iterable[CostedRow], agent_id: str, start: str | None, end
 
 
 def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) -> list[WhatIf]:
-    """Reprice each family present as each what-if target family, every request on its own."""
+    """Reprice each family present as each what-if target family, every request on its own.
+
+    A family whose requests cannot be priced as the target (fast mode without a multiplier
+    there) gets no figure for that target rather than a guessed one.
+    """
     present = sorted({row.family for row in rows})
     results = []
     for source in present:
@@ -94,7 +98,8 @@ def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) ->
                 )
             except PricingError:
                 continue  # e.g. a fast-mode request and a target without a fast price: no honest figure
-            results.append(WhatIf(source, target, swapped, swapped - session_cost))
+            if swapped != session_cost:  # the same rates under another name tell nothing
+                results.append(WhatIf(source, target, swapped, swapped - session_cost))
     return results
 
 

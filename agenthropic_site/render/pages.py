@@ -34,7 +34,14 @@ def usd(amount: Decimal | None) -> str:
     """Format a cost for people: dollars and cents, or a dash when unknown."""
     if amount is None:
         return "—"
-    return f"${amount.quantize(Decimal('0.01')):,}"
+    cents = amount.quantize(Decimal("0.01"))
+    return f"−${-cents:,}" if cents < 0 else f"${cents:,}"
+
+
+def signed_usd(amount: Decimal | None) -> str:
+    """Format a change in cost with its sign: `+$0.04`, `−$0.12`."""
+    text = usd(amount)
+    return text if text.startswith(("−", "—")) else "+" + text
 
 
 def thousands(value: int | None) -> str:
@@ -66,7 +73,7 @@ def markdown(text: str) -> Markup:
 
 def _env(dirs: list[Path]) -> jinja2.Environment:
     env = environment(dirs)
-    env.filters.update(usd=usd, thousands=thousands, short_time=short_time, markdown=markdown)
+    env.filters.update(usd=usd, signed_usd=signed_usd, thousands=thousands, short_time=short_time, markdown=markdown)
     env.globals.update(duration=duration, version=__version__, preview_chars=PREVIEW_CHARS)
     return env
 
