@@ -39,7 +39,6 @@ class BuildResult:
     files_removed: int = 0
     skips: int = 0
     read_skips: list[Skip] = field(default_factory=list)
-    parsed_ids: list[str] = field(default_factory=list)
     repriced: int = 0
 
     @property
@@ -100,7 +99,7 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildRe
     return SessionInput(files.session_id, files.project, main, tuple(agents)), skipped
 
 
-def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
+def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
     """Parse and project every session whose fingerprint changed since its checkpoint."""
     result = BuildResult(sessions=len(scan.sessions))
     checkpoints = cache.checkpoints()
@@ -125,14 +124,17 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, log: Callable[[s
         if skipped:
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
-        cache.write_session(parsed, fingerprint)
-        result.parsed_ids.append(files.session_id)
+        rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
+        priced, excluded_reason = price_rows(rows, prices)
+        cache.write_session(parsed, fingerprint, priced, excluded_reason)
         result.parsed += 1
     result.removed_sessions = len(cache.forget_missing(set(scan.sessions), set(scan.unlisted)))
     return result
 
 
-def _scan_and_ingest(cache: Cache, root: str, config: BuildConfig, log: Callable[[str], None]) -> tuple[CorpusScan, BuildResult]:
+def _scan_and_ingest(
+    cache: Cache, root: str, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]
+) -> tuple[CorpusScan, BuildResult]:
     """Bring the cache up to date with the corpus: walk, then parse what changed."""
     if cache.rebuilt_reason:
         log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
@@ -149,8 +151,16 @@ def _scan_and_ingest(cache: Cache, root: str, config: BuildConfig, log: Callable
         return session_id
 
     scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
-    result = ingest(cache, scan, config, log)
+    repriced = []
+    if cache.prices_digest() != prices.digest:
+        # Re-price what is cached, without opening a transcript; the digest is recorded only
+        # once every session carries the new prices, so an interrupted build re-prices again.
+        repriced = cache.session_ids()
+        price_sessions(cache, repriced, prices)
+        cache.set_prices_digest(prices.digest)
+    result = ingest(cache, scan, config, prices, log)
     result.transcripts_opened += sniffed[0]
+    result.repriced = len(repriced)
     return scan, result
 
 
@@ -160,7 +170,7 @@ def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, 
     check_folders(config.corpus, config.out, config.cache)
     cache = Cache(config.cache, on_wait=log)
     try:
-        _scan_and_ingest(cache, root, config, log)
+        _scan_and_ingest(cache, root, config, load_price_table(config.pricing), log)
         return dict(cache.conn.execute("SELECT model, COUNT(*) FROM token_usage GROUP BY model ORDER BY model").fetchall())
     finally:
         cache.close()
@@ -174,10 +184,7 @@ def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
     prepare_output(config.out)
     cache = Cache(config.cache, on_wait=log)
     try:
-        scan, result = _scan_and_ingest(cache, root, config, log)
-        to_price = cache.session_ids() if cache.prices_changed(prices.digest) else result.parsed_ids
-        price_sessions(cache, to_price, prices)
-        result.repriced = len(to_price) - len(result.parsed_ids)
+        scan, result = _scan_and_ingest(cache, root, config, prices, log)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
         model = gather(cache, skips, scan.unlisted, config.now, config.watchdog_minutes, prices)

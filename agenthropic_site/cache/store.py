@@ -24,6 +24,10 @@ def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+# Each usage row's (seq, family, cost by category), or None when the session is excluded.
+Priced = list[tuple[int, str, tuple[Decimal, ...]]] | None
+
+
 @dataclass(frozen=True)
 class PricedRow:
     """A usage row as the pricing step sees it."""
@@ -125,8 +129,8 @@ class Cache:
         """Return the fingerprint of every session projected successfully."""
         return dict(self.conn.execute("SELECT session_id, fingerprint FROM ingest_checkpoints"))
 
-    def write_session(self, parsed: ParsedSession, fingerprint: str) -> None:
-        """Replace everything cached for one session in a single transaction, not yet priced."""
+    def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced, excluded_reason: str | None) -> None:
+        """Replace everything cached for one session, priced, in a single transaction (all or nothing)."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -142,10 +146,11 @@ class Cache:
                 (
                     parsed.session_id, parsed.project, fingerprint, parsed.title, parsed.title_source, parsed.cwd,
                     parsed.git_branch, _dumps(parsed.versions), parsed.started_at, parsed.ended_at, parsed.main_ended_at,
-                    "not priced yet", _dumps(details),
+                    excluded_reason, _dumps(details),
                 ),
             )
             self._insert_detail(parsed)
+            self._apply_prices(parsed.session_id, priced)
             conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?)", (parsed.session_id, fingerprint))
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             conn.execute("COMMIT")
@@ -208,43 +213,48 @@ class Cache:
             )
         ]
 
-    def set_prices(self, session_id: str, priced: list[tuple[int, str, tuple[Decimal, ...]]] | None, excluded_reason: str | None) -> None:
+    def set_prices(self, session_id: str, priced: Priced, excluded_reason: str | None) -> None:
         """Store each row's family and cost by category, or exclude the session with no cost at all."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute("UPDATE sessions SET excluded_reason = ? WHERE session_id = ?", (excluded_reason, session_id))
-            if priced is None:
-                conn.execute(
-                    "UPDATE token_usage SET family = NULL, cost = NULL, cost_input = NULL, cost_output = NULL, cost_cache_read = NULL, "
-                    "cost_cache_write_5m = NULL, cost_cache_write_1h = NULL WHERE session_id = ?",
-                    (session_id,),
-                )
-            else:
-                conn.executemany(
-                    "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
-                    "cost_cache_write_5m = ?, cost_cache_write_1h = ? WHERE session_id = ? AND seq = ?",
-                    [(family, str(sum(parts, Decimal(0))), *map(str, parts), session_id, seq) for seq, family, parts in priced],
-                )
+            self._apply_prices(session_id, priced)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
 
+    def _apply_prices(self, session_id: str, priced: Priced) -> None:
+        """Write row costs inside the caller's transaction."""
+        conn = self.conn
+        if priced is None:
+            conn.execute(
+                "UPDATE token_usage SET family = NULL, cost = NULL, cost_input = NULL, cost_output = NULL, cost_cache_read = NULL, "
+                "cost_cache_write_5m = NULL, cost_cache_write_1h = NULL WHERE session_id = ?",
+                (session_id,),
+            )
+        else:
+            conn.executemany(
+                "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
+                "cost_cache_write_5m = ?, cost_cache_write_1h = ? WHERE session_id = ? AND seq = ?",
+                [(family, str(sum(parts, Decimal(0))), *map(str, parts), session_id, seq) for seq, family, parts in priced],
+            )
+
     def session_ids(self) -> list[str]:
         """Return every cached session id."""
         return [row[0] for row in self.conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]
 
-    def prices_changed(self, digest: str) -> bool:
-        """Record the price table's digest; return whether it differs from the last build's."""
+    def prices_digest(self) -> str | None:
+        """Return the digest of the price table every cached session was priced with."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'prices_digest'").fetchone()
-        if row is not None and row[0] == digest:
-            return False
+        return row[0] if row else None
+
+    def set_prices_digest(self, digest: str) -> None:
+        """Record that every cached session is priced with this table; failures get a fresh budget."""
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('prices_digest', ?)", (digest,))
-            # A quarantined session gets a fresh budget when prices change (issue 5).
             self.conn.execute("UPDATE ingest_failures SET consecutive = 0")
-        return True
 
     def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str) -> int:
         """Record a failed ingest, dropping the session's stale rows; return consecutive failures."""
