@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Callable
 
 from agenthropic_site import __version__
-from agenthropic_site.cache import Cache, PricedRow
+from agenthropic_site.cache import Cache, PricedRow, delete_cache_files
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
-from agenthropic_site.gather import gather
+from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.render.pages import Renderer
 from agenthropic_site.render.writer import SiteWriter, prepare_output
+from agenthropic_site.views import SessionView, compute_views, decode_view, encode_view
 
 REASON_MAX_CHARS = 300
+VIEW_BATCH = 64
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
 
 
@@ -30,6 +33,7 @@ class BuildResult:
     sessions: int = 0
     parsed: int = 0
     reused: int = 0
+    dirty: set[str] = field(default_factory=set)  # sessions whose view must be computed again
     failed: int = 0
     excluded: int = 0
     removed_sessions: int = 0
@@ -109,6 +113,8 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
             log(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
+        # Sessions that shared messages with the old version may gain or lose their ownership.
+        result.dirty |= cache.neighbours([files.session_id]) | {files.session_id}
         try:
             source, skipped = load_session(scan.root, files, config.max_file_bytes, result)
             parsed = parse_session(source)
@@ -127,8 +133,12 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
         priced, excluded_reason = price_rows(rows, prices)
         cache.write_session(parsed, fingerprint, priced, excluded_reason)
+        result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
-    result.removed_sessions = len(cache.forget_missing(set(scan.sessions), set(scan.unlisted)))
+    gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))
+    result.dirty |= cache.neighbours(gone)
+    cache.forget(gone)
+    result.removed_sessions = len(gone)
     return result
 
 
@@ -161,7 +171,20 @@ def _scan_and_ingest(
     result = ingest(cache, scan, config, prices, log)
     result.transcripts_opened += sniffed[0]
     result.repriced = len(repriced)
+    result.dirty |= set(repriced)
     return scan, result
+
+
+def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str, SessionView]:
+    """Recompute the views of changed sessions, then load every session's view."""
+    present = set(cache.session_ids())
+    todo = (dirty & present) | set(cache.sessions_without_view())
+    ordered = sorted(todo)
+    for start in range(0, len(ordered), VIEW_BATCH):
+        # In batches, so memory follows the batch, not the corpus.
+        batch = ordered[start : start + VIEW_BATCH]
+        cache.put_views({sid: encode_view(view) for sid, view in compute_views(cache, batch, prices).items()})
+    return {sid: decode_view(body) for sid, body in cache.view_bodies().items()}
 
 
 def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
@@ -182,17 +205,31 @@ def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
     check_folders(config.corpus, config.out, config.cache)
     prices = load_price_table(config.pricing)
     prepare_output(config.out)
+    try:
+        return _build_with_cache(config, root, prices, log)
+    except sqlite3.DatabaseError as exc:
+        # The corpus is the truth and the cache only saves time: start again without it.
+        log(f"the cache is damaged ({exc}); rebuilding it from the corpus")
+        delete_cache_files(config.cache)
+        return _build_with_cache(config, root, prices, log)
+
+
+def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
     cache = Cache(config.cache, on_wait=log)
     try:
         scan, result = _scan_and_ingest(cache, root, config, prices, log)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
-        model = gather(cache, skips, scan.unlisted, config.now, config.watchdog_minutes, prices)
+        views = refresh_views(cache, result.dirty, prices)
+        failures = [Failure(*row) for row in cache.failures()]
+        model = gather(views, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
-        Renderer(model, cache, writer, config.theme, log).render_all()
-        writer.finish()
+        renderer = Renderer(model, cache, writer, config.theme, log)
+        previous = set(renderer.previous) or None  # None: no record (a new cache), so look at every file
+        renderer.render_all()
+        writer.finish(previous)
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)
         result.files_removed = len(writer.removed)

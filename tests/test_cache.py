@@ -52,3 +52,18 @@ def test_a_second_build_waits_for_the_first(tmp_path: Path) -> None:
         holder.close()
     assert process.wait(timeout=120) == 1
     assert (tmp_path / "out" / "index.html").is_file()
+
+
+def test_damage_inside_the_cache_file_never_changes_the_site(tmp_path: Path) -> None:
+    assert build(DEMO_CORPUS, tmp_path / "clean", tmp_path / "clean-cache") == 1
+    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1
+    database = tmp_path / "cache" / "cache.sqlite3"
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / "cache" / f"cache.sqlite3{suffix}").unlink(missing_ok=True)
+    data = bytearray(database.read_bytes())
+    for offset in range(4096 * 3, len(data), 4096 * 7):  # scribble over pages past the header
+        data[offset : offset + 64] = b"\xa5" * 64
+    database.write_bytes(bytes(data))
+    (tmp_path / "site" / "index.html").unlink()  # make the build render something from the cache
+    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1
+    assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean")

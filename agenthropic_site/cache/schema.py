@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -117,6 +117,14 @@ CREATE TABLE flat_owners (
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
     session_id TEXT
+);
+CREATE TABLE views (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
+    body BLOB NOT NULL
+);
+CREATE TABLE outputs (
+    path TEXT PRIMARY KEY,
+    digest TEXT NOT NULL
 );
 CREATE TABLE svg_cache (
     digest TEXT PRIMARY KEY,

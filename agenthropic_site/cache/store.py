@@ -39,6 +39,15 @@ class PricedRow:
     speed: str | None
 
 
+def delete_cache_files(folder: Path) -> None:
+    """Delete the cache database and its WAL files (never the lock, which a waiting build holds open)."""
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.unlink(f"{folder / CACHE_FILE}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
 class Cache:
     """A connection to the cache file with the operations the build needs."""
 
@@ -66,11 +75,12 @@ class Cache:
             try:
                 conn = self._connect()
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                check = conn.execute("PRAGMA quick_check").fetchone()
-                if row is not None and row[0] == str(SCHEMA_VERSION) and check is not None and check[0] == "ok":
+                if row is not None and row[0] == str(SCHEMA_VERSION):
+                    # Deeper damage shows up as DatabaseError during the build, which then starts
+                    # again on a fresh cache (build.run_build); a full check here would read it all.
                     return conn
                 conn.close()
-                reason = "cache of another version" if row is None or row[0] != str(SCHEMA_VERSION) else "cache failed its integrity check"
+                reason = "cache of another version"
             except sqlite3.DatabaseError:
                 reason = "cache file is corrupt"
             self._delete_files()
@@ -90,11 +100,7 @@ class Cache:
         return conn
 
     def _delete_files(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
+        delete_cache_files(self.path.parent)
 
     def close(self) -> None:
         """Close the connection and let the next build in."""
@@ -196,7 +202,7 @@ class Cache:
         )
 
     def _delete_rows(self, session_id: str) -> None:
-        for table in ("transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints"):
+        for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints"):
             if table == "agents":
                 # Children reference parents: clear the links before the rows.
                 self.conn.execute("UPDATE agents SET parent_agent_id = NULL WHERE session_id = ?", (session_id,))
@@ -241,6 +247,49 @@ class Cache:
                 [(family, str(sum(parts, Decimal(0))), *map(str, parts), session_id, seq) for seq, family, parts in priced],
             )
 
+    def neighbours(self, session_ids: list[str]) -> set[str]:
+        """Return other sessions that share a message id with these (ownership may move between them)."""
+        if not session_ids:
+            return set()
+        ids = orjson.dumps(sorted(session_ids)).decode()
+        rows = self.conn.execute(
+            "SELECT DISTINCT session_id FROM token_usage WHERE message_id IN (SELECT message_id FROM token_usage "
+            "WHERE session_id IN (SELECT value FROM json_each(?)) AND message_id IS NOT NULL)",
+            (ids,),
+        )
+        return {row[0] for row in rows} - set(session_ids)
+
+    def put_views(self, bodies: dict[str, bytes]) -> None:
+        """Store computed session views."""
+        with self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?)", sorted(bodies.items()))
+
+    def view_bodies(self) -> dict[str, bytes]:
+        """Return every stored session view."""
+        return {sid: bytes(body) for sid, body in self.conn.execute("SELECT session_id, body FROM views ORDER BY session_id")}
+
+    def sessions_without_view(self) -> list[str]:
+        """Return sessions whose view was never computed (a new cache, an interrupted build)."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT session_id FROM sessions WHERE session_id NOT IN (SELECT session_id FROM views) ORDER BY session_id")]
+
+    def failures(self) -> list[tuple[str, str, str, int]]:
+        """Return (session id, project, reason, consecutive failures) of every failed session."""
+        return list(self.conn.execute("SELECT session_id, project, reason, consecutive FROM ingest_failures ORDER BY session_id"))
+
+    def output_digests(self) -> dict[str, str]:
+        """Return the input digest each output file was last written from."""
+        return dict(self.conn.execute("SELECT path, digest FROM outputs"))
+
+    def set_output_digests(self, digests: dict[str, str], previous: dict[str, str]) -> None:
+        """Make the record of output digests this build's, writing only what changed."""
+        with self.conn:
+            self.conn.executemany("DELETE FROM outputs WHERE path = ?", [(path,) for path in sorted(set(previous) - set(digests))])
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO outputs VALUES (?, ?)",
+                sorted((path, digest) for path, digest in digests.items() if previous.get(path) != digest),
+            )
+
     def session_ids(self) -> list[str]:
         """Return every cached session id."""
         return [row[0] for row in self.conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]
@@ -273,19 +322,22 @@ class Cache:
             raise
         return consecutive
 
-    def forget_missing(self, present: set[str], keep_projects: set[str]) -> list[str]:
-        """Delete sessions no longer in the corpus, except those of folders that could not be listed."""
+    def missing_sessions(self, present: set[str], keep_projects: set[str]) -> list[str]:
+        """Return cached sessions no longer in the corpus, except those of folders that could not be listed."""
         gone = []
         rows = self.conn.execute("SELECT session_id, project FROM sessions UNION SELECT session_id, project FROM ingest_failures")
         for session_id, project in sorted(rows.fetchall()):
             if session_id not in present and project not in keep_projects:
                 gone.append(session_id)
+        return gone
+
+    def forget(self, gone: list[str]) -> None:
+        """Delete everything cached for these sessions."""
         for session_id in gone:
             self.conn.execute("BEGIN IMMEDIATE")
             self._delete_rows(session_id)
             self.conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (session_id,))
             self.conn.execute("COMMIT")
-        return gone
 
     # -- reading back -------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""Orchestration graph: networkx checks and rollups, Graphviz drawing."""
+"""Orchestration graph: networkx checks and rollups (graph.dag), Graphviz drawing (graph.draw).
 
-from agenthropic_site.graph.dag import Rollup, build_graph, check_graph, rollups
-
-__all__ = ["Rollup", "build_graph", "check_graph", "rollups"]
+Nothing is imported here: networkx takes a tenth of a second to import, and a build that
+reuses every cached session view never needs it.
+"""

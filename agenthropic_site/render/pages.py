@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -12,15 +14,23 @@ from markupsafe import Markup
 
 from agenthropic_site import __version__
 from agenthropic_site.cache import Cache
-from agenthropic_site.gather import SessionView, SiteModel
+from agenthropic_site.gather import SiteModel
+from agenthropic_site.views import SessionView, encode_view
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, render_svg
 from agenthropic_site.render.charts import bar_chart
 from agenthropic_site.render.data import dump, index_json, session_json
 from agenthropic_site.render.markdown import render_markdown
-from agenthropic_site.render.theme import environment, static_files, theme_dirs
+from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
 from agenthropic_site.render.writer import SiteWriter
 
 PREVIEW_CHARS = 2_000
+
+
+def _digest(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
 
 
 @dataclass
@@ -79,7 +89,12 @@ def _env(dirs: list[Path]) -> jinja2.Environment:
 
 
 class Renderer:
-    """Turn the model into files through a SiteWriter."""
+    """Turn the model into files through a SiteWriter, skipping outputs whose inputs did not change.
+
+    Every output has an input digest (its data, the theme, the tool version and the few
+    site-wide facts every page shows); an output whose digest equals the last build's and whose
+    file still exists is neither rendered nor rewritten.
+    """
 
     def __init__(self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None]) -> None:
         self.model = model
@@ -90,6 +105,23 @@ class Renderer:
         self.notice = notice
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}
+        self.previous = cache.output_digests()
+        self.digests: dict[str, str] = {}
+        self.session_digest = {sid: _digest(encode_view(view)) for sid, view in model.sessions.items()}
+        self.site_digest = _digest(
+            __version__.encode(),
+            theme_digest(self.dirs),
+            # Every page shows the lower-bound banner with these counts; graphs need `dot`.
+            f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{shutil.which('dot') is not None}".encode(),
+        )
+
+    def fresh(self, rel: str, *parts: str) -> bool:
+        """Record `rel`'s input digest; return True (and keep the file) when it is unchanged."""
+        digest = _digest(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
+        self.digests[rel] = digest
+        if self.previous.get(rel) == digest and self.writer.keep(rel):
+            return True
+        return False
 
     def page(self, rel: str, template: str, **context: Any) -> None:
         """Render a template to `rel` with links relative to that page."""
@@ -100,40 +132,55 @@ class Renderer:
     def render_all(self) -> RenderStats:
         """Render static files, data, index, report, project, session and agent pages."""
         for rel, data in static_files(self.dirs).items():
+            self.digests[f"static/{rel}"] = _digest(data)
             self.writer.write(f"static/{rel}", data)
-        self.writer.write("data/index.json", dump(index_json(self.model)))
-        self.page("index.html", "index.html", chart=bar_chart(self.model.cost_by_day, "cost per day"))
-        self.page("report.html", "report.html")
+        every = "|".join(f"{sid}:{digest}" for sid, digest in self.session_digest.items())
+        site_wide = _digest(every.encode(), dump(index_json(self.model)))
+        if not self.fresh("data/index.json", site_wide):
+            self.writer.write("data/index.json", dump(index_json(self.model)))
+        if not self.fresh("index.html", site_wide):
+            self.page("index.html", "index.html", chart=bar_chart(self.model.cost_by_day, "cost per day"))
+        if not self.fresh("report.html", site_wide):
+            self.page("report.html", "report.html")
         for project in self.model.projects:
-            self.page(f"projects/{project.key}/index.html", "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
+            rel = f"projects/{project.key}/index.html"
+            members = "|".join(self.session_digest[s.session_id] for s in project.sessions)
+            if not self.fresh(rel, project.folder, project.display_name, members):
+                self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
         for session in self.model.sessions.values():
             self.render_session(session)
+        self.cache.set_output_digests(self.digests, self.previous)
         return self.stats
 
     def render_session(self, session: SessionView) -> None:
-        """Render a session's page, its agents' pages and its JSON."""
+        """Render a session's page, its agents' pages and its JSON, each only when its inputs changed."""
         sid = session.session_id
-        self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
         project = self.project_of[session.project]
+        # The view digest covers the fingerprint, so a transcript edit changes it too.
+        inputs = (self.session_digest[sid], project.key, project.display_name)
+        if not self.fresh(f"data/sessions/{sid}.json", *inputs):
+            self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
         spawned = {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id")}
         agents = session.agent_map
-        main_messages = self.cache.transcript(sid, sid)
-        self.page(
-            f"sessions/{sid}/index.html",
-            "session.html",
-            session=session,
-            project=project,
-            graph=self.graph(session),
-            messages=main_messages,
-            spawned=spawned,
-            agents=agents,
-            cumulative=_cumulative(session),
-        )
+        rel = f"sessions/{sid}/index.html"
+        if not self.fresh(rel, *inputs):
+            self.page(
+                rel,
+                "session.html",
+                session=session,
+                project=project,
+                graph=self.graph(session),
+                messages=self.cache.transcript(sid, sid),
+                spawned=spawned,
+                agents=agents,
+                cumulative=_cumulative(session),
+            )
         for agent in session.agents:
-            if agent.agent_id == sid:
+            rel = f"sessions/{sid}/agents/{agent.agent_id}.html"
+            if agent.agent_id == sid or self.fresh(rel, *inputs):
                 continue
             self.page(
-                f"sessions/{sid}/agents/{agent.agent_id}.html",
+                rel,
                 "agent.html",
                 session=session,
                 project=project,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import jinja2
@@ -49,3 +50,13 @@ def static_files(dirs: list[Path]) -> dict[str, bytes]:
                     files[path.relative_to(static).as_posix()] = path.read_bytes()
     return dict(sorted(files.items()))
 
+
+
+def theme_digest(dirs: list[Path]) -> bytes:
+    """Hash every template and static file of the theme folders, so a theme change is seen."""
+    digest = hashlib.sha256()
+    for folder in dirs:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.digest()

@@ -72,9 +72,33 @@ class SiteWriter:
             raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
         self.written.append(rel)
 
-    def finish(self) -> None:
-        """Write the marker and delete files and empty folders of earlier builds not produced now."""
+    def keep(self, rel: str) -> bool:
+        """Keep a file from the last build as it is, if it is still there; return whether it was."""
+        if not os.path.isfile(os.path.join(self.out, rel)):
+            return False
+        self._produced.add(rel)
+        self.unchanged.append(rel)
+        return True
+
+    def finish(self, previous: set[str] | None = None) -> None:
+        """Delete files of earlier builds not produced now, and folders left empty.
+
+        With `previous` (what the last build produced) only those files are considered;
+        without it every file under the output folder is.
+        """
         self._produced.add(MARKER)
+        if previous is not None:
+            stale = sorted(previous - self._produced)
+            for rel in stale:
+                path = self.out.joinpath(*rel.split("/"))
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    self.removed.append(rel)
+                for parent in path.parents:
+                    if parent == self.out or not parent.is_dir() or any(parent.iterdir()):
+                        break
+                    parent.rmdir()
+            return
         for folder, dirnames, filenames in os.walk(self.out, topdown=False):
             base = Path(folder)
             for name in filenames:
