@@ -34,6 +34,7 @@ class BuildResult:
     parsed: int = 0
     reused: int = 0
     dirty: set[str] = field(default_factory=set)  # sessions whose view must be computed again
+    quarantined: int = 0
     failed: int = 0
     excluded: int = 0
     removed_sessions: int = 0
@@ -106,9 +107,12 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildRe
 def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
     """Parse and project every session whose fingerprint changed since its checkpoint."""
     result = BuildResult(sessions=len(scan.sessions))
+    build_number = cache.build_number()
     checkpoints = cache.checkpoints()
-    todo = [files for sid, files in scan.sessions.items() if checkpoints.get(sid) != files.fingerprint]
-    result.reused = len(scan.sessions) - len(todo)
+    changed = [files for sid, files in scan.sessions.items() if checkpoints.get(sid) != files.fingerprint]
+    todo = [files for files in changed if not cache.is_quarantined(files.session_id, files.fingerprint, build_number)]
+    result.quarantined = len(changed) - len(todo)
+    result.reused = len(scan.sessions) - len(changed)
     for done, files in enumerate(todo, start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
             log(f"parsed {done}/{len(todo)} changed sessions")
@@ -119,11 +123,11 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             source, skipped = load_session(scan.root, files, config.max_file_bytes, result)
             parsed = parse_session(source)
         except UnreadableError as exc:
-            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{exc.reason}: {exc.detail}"))
+            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{exc.reason}: {exc.detail}"), build_number)
             result.failed += 1
             continue
         except Exception as exc:  # noqa: BLE001 - one bad session must not sink the build
-            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{type(exc).__name__}: {exc}"))
+            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{type(exc).__name__}: {exc}"), build_number)
             result.failed += 1
             continue
         result.read_skips.extend(skipped)

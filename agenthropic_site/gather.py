@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from agenthropic_site.cache.store import QUARANTINE_AFTER
 from agenthropic_site.corpus import Skip
 from agenthropic_site.cost.breakdown import add_categories
 from agenthropic_site.parse.model import Tokens
@@ -44,6 +45,11 @@ class Failure:
     project: str
     reason: str
     consecutive: int
+
+    @property
+    def quarantined(self) -> bool:
+        """Tell whether the session now waits for its bytes to change before it is read again."""
+        return self.consecutive >= QUARANTINE_AFTER
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -109,7 +109,8 @@ CREATE TABLE ingest_failures (
     project TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
     reason TEXT NOT NULL,
-    consecutive INTEGER NOT NULL
+    consecutive INTEGER NOT NULL,
+    retry_at_build INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE flat_owners (
     rel TEXT PRIMARY KEY,

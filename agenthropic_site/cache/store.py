@@ -17,6 +17,8 @@ from agenthropic_site.corpus import FileRef
 from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
 
 CACHE_FILE = "cache.sqlite3"
+QUARANTINE_AFTER = 3
+MAX_QUARANTINE_BUILDS = 32
 LOCK_FILE = "build.lock"
 
 
@@ -277,6 +279,16 @@ class Cache:
         """Return (session id, project, reason, consecutive failures) of every failed session."""
         return list(self.conn.execute("SELECT session_id, project, reason, consecutive FROM ingest_failures ORDER BY session_id"))
 
+    def is_quarantined(self, session_id: str, fingerprint: str, build: int) -> bool:
+        """Tell whether a failed session must not be read in this build."""
+        row = self.conn.execute(
+            "SELECT fingerprint, consecutive, retry_at_build FROM ingest_failures WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None or row[1] < QUARANTINE_AFTER:
+            return False
+        # Quarantined: read again only when its bytes changed, and not before its turn.
+        return row[0] == fingerprint or build < row[2]
+
     def output_digests(self) -> dict[str, str]:
         """Return the input digest each output file was last written from."""
         return dict(self.conn.execute("SELECT path, digest FROM outputs"))
@@ -305,16 +317,30 @@ class Cache:
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('prices_digest', ?)", (digest,))
             self.conn.execute("UPDATE ingest_failures SET consecutive = 0")
 
-    def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str) -> int:
-        """Record a failed ingest, dropping the session's stale rows; return consecutive failures."""
+    def build_number(self) -> int:
+        """Count this build (the quarantine schedule is measured in builds, not time)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'builds'").fetchone()
+        number = int(row[0]) + 1 if row else 1
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('builds', ?)", (str(number),))
+        return number
+
+    def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str, build: int = 0) -> int:
+        """Record a failed ingest, dropping the session's stale rows; return consecutive failures.
+
+        After QUARANTINE_AFTER failures in a row the session waits 1, 2, 4 … 32 builds (and a
+        change of its bytes) before it is read again.
+        """
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._delete_rows(session_id)
             row = conn.execute("SELECT consecutive FROM ingest_failures WHERE session_id = ?", (session_id,)).fetchone()
             consecutive = (row[0] if row else 0) + 1
+            wait = min(2 ** (consecutive - QUARANTINE_AFTER), MAX_QUARANTINE_BUILDS) if consecutive >= QUARANTINE_AFTER else 0
             conn.execute(
-                "INSERT OR REPLACE INTO ingest_failures VALUES (?,?,?,?,?)", (session_id, project, fingerprint, reason, consecutive)
+                "INSERT OR REPLACE INTO ingest_failures VALUES (?,?,?,?,?,?)",
+                (session_id, project, fingerprint, reason, consecutive, build + wait),
             )
             conn.execute("COMMIT")
         except BaseException:

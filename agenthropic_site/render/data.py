@@ -147,7 +147,8 @@ def report_json(model: SiteModel) -> dict[str, Any]:
         "skip_counts": dict(sorted(Counter(skip.reason for skip in model.skips).items())),
         "skipped": [{"path": skip.path, "reason": skip.reason, "detail": skip.detail} for skip in model.skips],
         "failed_sessions": [
-            {"session_id": f.session_id, "project": f.project, "reason": f.reason, "consecutive_failures": f.consecutive}
+            {"session_id": f.session_id, "project": f.project, "reason": f.reason, "consecutive_failures": f.consecutive,
+             "quarantined": f.quarantined}
             for f in model.failures
         ],
         "unpriced_models": model.unpriced_models,
