@@ -67,3 +67,43 @@ def test_damage_inside_the_cache_file_never_changes_the_site(tmp_path: Path) -> 
     (tmp_path / "site" / "index.html").unlink()  # make the build render something from the cache
     assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1
     assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean")
+
+
+def test_status_precedence_in_the_upsert(tmp_path: Path) -> None:
+    from agenthropic_site.parse.model import Agent, ParsedSession
+
+    sid = "11111111-2222-4333-8444-555555555555"
+
+    def project(status: str, anchor: str | None) -> str:
+        session = ParsedSession(session_id=sid, project="p")
+        session.agents = [Agent(agent_id=sid, kind="main", file="x", status=status, last_seen_at=anchor)]
+        cache.write_session(session, "fp", [], None)
+        return cache.conn.execute("SELECT status FROM agents WHERE agent_id = ?", (sid,)).fetchone()[0]
+
+    cache = Cache(tmp_path / "cache")
+    try:
+        assert project("working", "2026-01-01T10:00:00.000Z") == "working"
+        # An unchanged replay changes nothing; an inferred state needs a strictly later anchor.
+        assert project("waiting", "2026-01-01T10:00:00.000Z") == "working"
+        assert project("waiting", "2026-01-01T10:00:01.000Z") == "waiting"
+        # An observed terminal wins over an inferred state and then sticks.
+        assert project("completed", "2026-01-01T09:00:00.000Z") == "completed"
+        assert project("working", "2026-01-02T00:00:00.000Z") == "completed"
+        assert project("error", "2026-01-03T00:00:00.000Z") == "completed"
+    finally:
+        cache.close()
+
+
+def test_a_stale_agent_is_unknown_at_the_injected_clock(tmp_path: Path) -> None:
+    from agenthropic_site.gather import apply_watchdog
+    from agenthropic_site.views import AgentView, SessionView
+
+    def view(status: str, last: str | None) -> SessionView:
+        agent = AgentView("s", None, "main", None, None, None, status, None, None, None, None, last)
+        return SessionView("s", "fp", "p", None, None, None, None, [], None, None, None, None, [], [], {}, agents=[agent])
+
+    fresh, stale, done, undated = view("working", "2026-06-01T00:00:00.000Z"), view("working", "2026-05-31T23:49:59.999Z"), view(
+        "completed", "2020-01-01T00:00:00.000Z"), view("waiting", None)
+    for session in (fresh, stale, done, undated):
+        apply_watchdog(session, "2026-05-31T23:50:00.000Z")  # now 2026-06-01T00:00Z, watchdog 10 minutes
+    assert (fresh.status, stale.status, done.status, undated.status) == ("working", "unknown", "completed", "unknown")
