@@ -39,6 +39,7 @@ class BuildResult:
     excluded: int = 0
     removed_sessions: int = 0
     transcripts_opened: int = 0
+    pages_rendered: int = 0
     pages_written: int = 0
     pages_unchanged: int = 0
     files_removed: int = 0
@@ -232,7 +233,7 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         writer = SiteWriter(config.out)
         renderer = Renderer(model, cache, writer, config.theme, log)
         previous = set(renderer.previous) or None  # None: no record (a new cache), so look at every file
-        renderer.render_all()
+        result.pages_rendered = renderer.render_all().rendered
         writer.finish(previous)
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)

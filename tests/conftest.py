@@ -58,3 +58,22 @@ def shared_dir() -> Path:
     if not value or not Path(value, "corpora").is_dir():
         pytest.skip("AGENTHROPIC_SHARED_DIR is not set: the real-transcript tests need the shared corpora (.ci/run sets it)")
     return Path(value)
+
+
+def dump_cache(folder: Path) -> list[str]:
+    """Dump every table of a cache in a stable order (the build counter aside), for comparison."""
+    import sqlite3
+
+    conn = sqlite3.connect(folder / "cache.sqlite3")
+    try:
+        lines = []
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        for table in tables:
+            rows = conn.execute(f"SELECT * FROM {table}").fetchall()
+            for row in sorted(repr(r) for r in rows):
+                if table == "meta" and "'builds'" in row:
+                    continue
+                lines.append(f"{table}: {row}")
+        return lines
+    finally:
+        conn.close()

@@ -55,3 +55,71 @@ def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path)
 
 def main_file_folder(corpus: Path) -> Path:
     return next(p for p in corpus.rglob(SESSION) if p.is_dir())
+
+
+def test_cache_content_is_deterministic_and_a_replay_changes_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    from conftest import DEMO_CORPUS, dump_cache
+
+    first = config(DEMO_CORPUS, tmp_path / "a", tmp_path / "cache-a")
+    run_build(first, quiet)
+    run_build(config(DEMO_CORPUS, tmp_path / "b", tmp_path / "cache-b"), quiet)
+    dump = dump_cache(tmp_path / "cache-a")
+    assert dump == dump_cache(tmp_path / "cache-b")
+    conn = sqlite3.connect(tmp_path / "cache-a" / "cache.sqlite3")
+    with conn:
+        conn.execute("DELETE FROM ingest_checkpoints")  # every session is ingested a second time
+    conn.close()
+    replay = run_build(first, quiet)
+    assert replay.parsed == replay.sessions and replay.pages_written == 0
+    assert dump_cache(tmp_path / "cache-a") == dump
+
+
+def test_in_place_edit_of_the_same_length_is_seen(demo_corpus: Path, tmp_path: Path) -> None:
+    path = main_file(demo_corpus)
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings, quiet)
+    data = path.read_bytes()
+    edited = data.replace(b"Billing", b"Bolling")
+    assert edited != data and len(edited) == len(data)
+    path.write_bytes(edited)
+    result = run_build(settings, quiet)
+    assert result.parsed == 1
+    cold = tmp_path / "cold-corpus"
+    shutil.copytree(demo_corpus, cold)
+    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
+    assert tree_bytes(tmp_path / "live") == tree_bytes(tmp_path / "cold")
+    assert b"Bolling" in (tmp_path / "live" / "sessions" / SESSION / "index.html").read_bytes()
+
+
+def test_an_added_subagent_file_is_seen(demo_corpus: Path, tmp_path: Path) -> None:
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings, quiet)
+    folder = main_file_folder(demo_corpus) / "subagents"
+    line = b'{"type":"user","isSidechain":true,"agentId":"a0000000000000001","sessionId":"' + SESSION.encode() + b'","uuid":"x1","timestamp":"2026-04-18T13:20:00.000Z","message":{"role":"user","content":"late agent"}}\n'
+    (folder / "agent-a0000000000000001.jsonl").write_bytes(line)
+    result = run_build(settings, quiet)
+    assert result.parsed == 1
+    cold = tmp_path / "cold-corpus"
+    shutil.copytree(demo_corpus, cold)
+    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
+    assert tree_bytes(tmp_path / "live") == tree_bytes(tmp_path / "cold")
+    assert (tmp_path / "live" / "sessions" / SESSION / "agents" / "a0000000000000001.html").is_file()
+
+
+def test_a_theme_change_rerenders_without_reparsing(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from conftest import DEMO_CORPUS
+
+    theme = tmp_path / "theme"
+    (theme / "static").mkdir(parents=True)
+    settings = config(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache")
+    first = run_build(replace(settings, theme=theme), quiet)
+    (theme / "static" / "style.css").write_text("body { color: teal; }\n")
+    second = run_build(replace(settings, theme=theme), quiet)
+    assert (second.parsed, second.transcripts_opened) == (0, 0)
+    assert second.pages_rendered == first.pages_rendered > 0  # every page rendered again
+    assert second.pages_written == 1  # only the stylesheet's bytes changed
+    assert (tmp_path / "site" / "static" / "style.css").read_text() == "body { color: teal; }\n"

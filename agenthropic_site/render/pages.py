@@ -38,6 +38,7 @@ class RenderStats:
     """What rendering did, for the build summary."""
 
     graphviz_missing: bool = False
+    rendered: int = 0  # outputs produced from templates or data this build (written or not)
 
 
 def usd(amount: Decimal | None) -> str:
@@ -126,6 +127,7 @@ class Renderer:
     def page(self, rel: str, template: str, **context: Any) -> None:
         """Render a template to `rel` with links relative to that page."""
         root = "../" * rel.count("/")
+        self.stats.rendered += 1
         html = self.env.get_template(template).render(root=root, model=self.model, **context)
         self.writer.write(rel, html.encode("utf-8"))
 
