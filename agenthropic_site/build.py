@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import shutil
 import sqlite3
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -17,7 +20,6 @@ from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
-from agenthropic_site.render.pages import Renderer
 from agenthropic_site.render.writer import SiteWriter, prepare_output
 from agenthropic_site.views import SessionView, compute_views, decode_view, encode_view
 
@@ -225,6 +227,15 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         scan, result = _scan_and_ingest(cache, root, config, prices, log)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
+        signature = site_signature(cache, config, prices, skips, scan.unlisted)
+        if not result.dirty and cache.site_signature() == signature and _outputs_present(cache, config):
+            # Nothing that any page shows has changed since the last build: no page is looked at.
+            result.pages_unchanged = len(cache.output_digests())
+            result.failed = len(cache.failures())
+            result.excluded = cache.excluded_count()
+            return result
+        from agenthropic_site.render.pages import Renderer  # jinja2 and markdown-it load only to render
+
         views = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(views, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
@@ -238,6 +249,32 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)
         result.files_removed = len(writer.removed)
+        cache.set_site_signature(signature)
         return result
     finally:
         cache.close()
+
+
+def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips: list[Skip], unlisted: list[str]) -> str:
+    """Digest everything besides session views that pages show: a change of any means render."""
+    from agenthropic_site.render.theme import theme_digest, theme_dirs
+
+    digest = hashlib.sha256()
+    for part in (
+        __version__,
+        prices.digest,
+        theme_digest(theme_dirs(config.theme)).hex(),
+        str(shutil.which("dot") is not None),
+        repr([(s.path, s.reason, s.detail) for s in skips]),
+        repr(unlisted),
+        repr(cache.failures()),
+        repr(cache.stale_agents(config.now, config.watchdog_minutes)),
+    ):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
+
+
+def _outputs_present(cache: Cache, config: BuildConfig) -> bool:
+    out = str(config.out)
+    digests = cache.output_digests()
+    return bool(digests) and all(os.path.isfile(os.path.join(out, rel)) for rel in digests)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Mapping
 
@@ -78,6 +78,12 @@ def resolve_now(now_arg: str | None, env: Mapping[str, str]) -> datetime:
         except (ValueError, OverflowError, OSError) as exc:
             raise ConfigError(f"SOURCE_DATE_EPOCH is not a whole number of seconds: {epoch!r}") from exc
     return datetime.now(tz=timezone.utc)
+
+
+def stale_cutoff(now: datetime, watchdog_minutes: int) -> str:
+    """Return the instant (as transcripts write them) before which activity is stale."""
+    moment = now - timedelta(minutes=watchdog_minutes)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def is_inside(path: Path, folder: Path) -> bool:

@@ -6,11 +6,12 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from agenthropic_site.cache.store import QUARANTINE_AFTER
+from agenthropic_site.config import stale_cutoff
 from agenthropic_site.corpus import Skip
 from agenthropic_site.cost.breakdown import add_categories
 from agenthropic_site.parse.model import Tokens
@@ -71,6 +72,11 @@ class SiteModel:
     collisions: int
 
     @property
+    def uncounted_files(self) -> int:
+        """Count skipped transcripts whose tokens no total includes."""
+        return sum(1 for skip in self.skips if skip.uncounted)
+
+    @property
     def recent_sessions(self) -> list[SessionView]:
         """Return sessions newest first (ties by id, so the order is total)."""
         return sorted(self.sessions.values(), key=lambda s: (s.started_at or "", s.session_id), reverse=True)
@@ -87,7 +93,7 @@ def gather(
     views: dict[str, SessionView], failures: list[Failure], skips: list[Skip], unlisted: list[str], now: datetime, watchdog_minutes: int
 ) -> SiteModel:
     """Assemble the site model from every session's view: watchdog statuses, projects, totals."""
-    stale_before = _instant(now - timedelta(minutes=watchdog_minutes))
+    stale_before = stale_cutoff(now, watchdog_minutes)
     sessions = dict(sorted(views.items()))
     for session in sessions.values():
         apply_watchdog(session, stale_before)
@@ -104,7 +110,7 @@ def gather(
         unlisted=unlisted,
         tokens=sum((s.tokens for s in priced), Tokens()),
         cost=sum((s.cost for s in priced if s.cost is not None), Decimal(0)),
-        lower_bound=bool(unpriced or failures),
+        lower_bound=bool(unpriced or failures or any(skip.uncounted for skip in skips)),
         cost_by_day=_sum_days(s.cost_by_day for s in priced),
         cost_by_category=add_categories(s.cost_by_category for s in priced),
         by_model=_sum_models(s.by_model for s in priced),
@@ -122,10 +128,6 @@ def apply_watchdog(session: SessionView, stale_before: str) -> None:
             agent.status = "unknown"
     main = session.agent_map.get(session.session_id)
     session.status = main.status if main else "unknown"
-
-
-def _instant(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def _sum_days(day_maps: Any) -> dict[str, Decimal]:

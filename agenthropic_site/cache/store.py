@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from datetime import datetime
 import sqlite3
 from dataclasses import dataclass
 from decimal import Decimal
@@ -13,6 +14,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
+from agenthropic_site.config import stale_cutoff
 from agenthropic_site.corpus import FileRef
 from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
 
@@ -334,6 +336,29 @@ class Cache:
                 "INSERT OR REPLACE INTO outputs VALUES (?, ?)",
                 sorted((path, digest) for path, digest in digests.items() if previous.get(path) != digest),
             )
+
+    def site_signature(self) -> str | None:
+        """Return the signature of the last build that rendered the site."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'site_signature'").fetchone()
+        return row[0] if row else None
+
+    def set_site_signature(self, signature: str) -> None:
+        """Remember the signature of the build that just rendered the site."""
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('site_signature', ?)", (signature,))
+
+    def stale_agents(self, now: datetime, watchdog_minutes: int) -> list[tuple[str, str]]:
+        """Return the agents the watchdog shows as unknown at this clock (pages change when this does)."""
+        stale_before = stale_cutoff(now, watchdog_minutes)
+        return list(self.conn.execute(
+            "SELECT session_id, agent_id FROM agents WHERE status NOT IN ('completed', 'error') "
+            "AND (last_seen_at IS NULL OR last_seen_at < ?) ORDER BY session_id, agent_id",
+            (stale_before,),
+        ))
+
+    def excluded_count(self) -> int:
+        """Count the sessions left out of the totals for want of a price."""
+        return self.conn.execute("SELECT COUNT(*) FROM sessions WHERE excluded_reason IS NOT NULL").fetchone()[0]
 
     def session_ids(self) -> list[str]:
         """Return every cached session id."""

@@ -38,6 +38,14 @@ class Skip:
     reason: str
     detail: str = ""
 
+    @property
+    def uncounted(self) -> bool:
+        """Tell whether tokens may hide here that no total includes (totals are then a lower bound)."""
+        if self.reason == "too-deep":
+            return True
+        transcript = self.path.endswith(".jsonl") and not self.path.endswith("/journal.jsonl")
+        return transcript and self.reason not in ("empty-main", "empty-agent", "duplicate-session")
+
 
 @dataclass(frozen=True)
 class AgentFile:

@@ -154,5 +154,6 @@ def report_json(model: SiteModel) -> dict[str, Any]:
         "unpriced_models": model.unpriced_models,
         "collisions": model.collisions,
         "unlisted_projects": model.unlisted,
+        "uncounted_transcripts": model.uncounted_files,
         "sessions": len(model.sessions),
     }

@@ -113,7 +113,8 @@ class Renderer:
             __version__.encode(),
             theme_digest(self.dirs),
             # Every page shows the lower-bound banner with these counts; graphs need `dot`.
-            f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{shutil.which('dot') is not None}".encode(),
+            f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{model.uncounted_files}|"
+            f"{shutil.which('dot') is not None}".encode(),
         )
 
     def fresh(self, rel: str, *parts: str) -> bool:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
+
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -26,8 +29,10 @@ def theme_dirs(user_theme: Path | None) -> list[Path]:
     return dirs
 
 
-def environment(dirs: list[Path]) -> jinja2.Environment:
+def environment(dirs: list[Path]) -> "jinja2.Environment":
     """Return a Jinja environment with autoescape on for every template."""
+    import jinja2
+
     loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(folder / "templates")) for folder in dirs])
     return jinja2.Environment(
         loader=loader,
