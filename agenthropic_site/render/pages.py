@@ -82,8 +82,8 @@ def markdown(text: str) -> Markup:
     return Markup(render_markdown(text))
 
 
-def _env(dirs: list[Path]) -> jinja2.Environment:
-    env = environment(dirs)
+def _env(dirs: list[Path], bytecode_dir: Path | None) -> jinja2.Environment:
+    env = environment(dirs, bytecode_dir)
     env.filters.update(usd=usd, signed_usd=signed_usd, thousands=thousands, short_time=short_time, markdown=markdown)
     env.globals.update(duration=duration, version=__version__, preview_chars=PREVIEW_CHARS)
     return env
@@ -102,7 +102,7 @@ class Renderer:
         self.cache = cache
         self.writer = writer
         self.dirs = theme_dirs(theme)
-        self.env = _env(self.dirs)
+        self.env = _env(self.dirs, cache.path.parent / "templates")
         self.notice = notice
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}

@@ -29,13 +29,22 @@ def theme_dirs(user_theme: Path | None) -> list[Path]:
     return dirs
 
 
-def environment(dirs: list[Path]) -> "jinja2.Environment":
-    """Return a Jinja environment with autoescape on for every template."""
+def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> "jinja2.Environment":
+    """Return a Jinja environment with autoescape on for every template.
+
+    With `bytecode_dir`, compiled templates are kept there (keyed by each template's source),
+    so a build that renders a few pages does not compile every template again.
+    """
     import jinja2
 
     loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(folder / "templates")) for folder in dirs])
+    bytecode = None
+    if bytecode_dir is not None:
+        bytecode_dir.mkdir(mode=0o700, exist_ok=True)
+        bytecode = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
     return jinja2.Environment(
         loader=loader,
+        bytecode_cache=bytecode,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
