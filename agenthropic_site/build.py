@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Callable
 
-from agenthropic_site import __version__
+from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, PricedRow, delete_cache_files
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
@@ -155,7 +155,7 @@ def _scan_and_ingest(
     """Bring the cache up to date with the corpus: walk, then parse what changed."""
     if cache.rebuilt_reason:
         log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
-    if cache.invalidate_unless(__version__):
+    if cache.invalidate_unless(code_identity()):
         log("agenthropic changed since the last build: every session is read again")
     sniffed = [0]
 
@@ -191,7 +191,16 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
         # In batches, so memory follows the batch, not the corpus.
         batch = ordered[start : start + VIEW_BATCH]
         cache.put_views({sid: encode_view(view) for sid, view in compute_views(cache, batch, prices).items()})
-    return {sid: decode_view(body) for sid, body in cache.view_bodies().items()}
+    views = {}
+    for sid, body in cache.view_bodies().items():
+        try:
+            views[sid] = decode_view(body)
+        except (ValueError, KeyError, TypeError, ArithmeticError):
+            # A view the cache damaged: derive it again from the tables.
+            view = compute_views(cache, [sid], prices)[sid]
+            cache.put_views({sid: encode_view(view)})
+            views[sid] = decode_view(encode_view(view))
+    return views
 
 
 def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
@@ -261,7 +270,7 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
 
     digest = hashlib.sha256()
     for part in (
-        __version__,
+        code_identity(),
         prices.digest,
         theme_digest(theme_dirs(config.theme)).hex(),
         str(shutil.which("dot") is not None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Sequence
 
@@ -21,7 +22,8 @@ from agenthropic_site.config import (
 )
 from agenthropic_site.corpus import ContainmentError, CorpusRootError
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
 
 DESCRIPTION = """\
 Turn Claude Code's session transcripts (~/.claude/projects) into a static HTML site:
@@ -29,7 +31,8 @@ which agents each session spawned and who spawned whom, what each agent and bran
 where the context was compacted, and what failed.
 
 Exit codes: 0 built; 1 built, but some sessions failed or could not be priced (see the
-build report); 2 usage error or missing corpus; 3 a corpus path escapes the corpus root.
+build report); 2 usage error or missing corpus; 3 a corpus path escapes the corpus root;
+4 internal error (a bug); 130 interrupted.
 """
 
 
@@ -186,9 +189,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "build":
-        return _build(args)
-    if args.command == "pricing":
-        return _pricing(args)
-    parser.print_help()
-    return EXIT_USAGE
+    commands = {"build": _build, "pricing": _pricing}
+    if args.command not in commands:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return commands[args.command](args)
+    except KeyboardInterrupt:
+        print("agenthropic: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:  # noqa: BLE001 - a bug must not look like "built with failures" (exit 1)
+        traceback.print_exc()
+        print("agenthropic: internal error (a bug): please report it with the lines above", file=sys.stderr)
+        return EXIT_INTERNAL

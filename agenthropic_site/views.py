@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Iterable
 
@@ -88,6 +89,7 @@ class SessionView:
     what_if: list[WhatIf] = field(default_factory=list)
     collisions: int = 0
     graph_problems: list[str] = field(default_factory=list)
+    critical_path: list[str] = field(default_factory=list)  # longest chain of agent durations from main
 
     @property
     def agent_map(self) -> dict[str, AgentView]:
@@ -249,7 +251,7 @@ def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: str) 
 
 def _roll_up(session: SessionView) -> None:
     # networkx is imported here, not at module level: a no-change build never needs it.
-    from agenthropic_site.graph.dag import build_graph, check_graph, rollups
+    from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, rollups
 
     if session.excluded_reason:
         return
@@ -266,6 +268,16 @@ def _roll_up(session: SessionView) -> None:
     for agent in session.agents:
         rollup = sums[agent.agent_id]
         agent.subtree_tokens, agent.subtree_cost, agent.depth = rollup.subtree_tokens, rollup.subtree_cost, rollup.depth
+    durations = {a.agent_id: _milliseconds(a.first_seen_at, a.last_seen_at) for a in session.agents}
+    session.critical_path = critical_path(graph, session.session_id, durations)
+
+
+def _milliseconds(start: str | None, end: str | None) -> int:
+    """Return the time between two transcript instants, 0 when either is missing."""
+    if not start or not end:
+        return 0
+    delta = datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))
+    return max(int(delta.total_seconds() * 1000), 0)
 
 
 
@@ -308,7 +320,7 @@ def decode_view(body: bytes) -> SessionView:
     plain = {key: raw[key] for key in (
         "session_id", "fingerprint", "project", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
         "main_ended_at", "excluded_reason", "warnings", "line_errors", "unknown_types", "status", "edges", "unlinked_agents",
-        "collisions", "graph_problems")}
+        "collisions", "graph_problems", "critical_path")}
     return SessionView(
         **plain,
         tokens=_tokens(raw["tokens"]),

@@ -94,3 +94,15 @@ def test_bad_now_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[
     code = main(["build", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c"), "--now", "yesterday"])
     assert code == 2
     assert "ISO-8601" in capsys.readouterr().err
+
+
+def test_an_internal_error_is_exit_4_not_built_with_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import agenthropic_site.build as build_module
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(build_module, "gather", broken)
+    assert build(DEMO_CORPUS, tmp_path / "out", tmp_path / "cache") == 4
+    assert "internal error" in capsys.readouterr().err

@@ -141,6 +141,7 @@ class Cache:
             return False
         with self.conn:
             self.conn.execute("DELETE FROM ingest_checkpoints")
+            self.conn.execute("DELETE FROM views")  # views are derived by the code too
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('inputs_digest', ?)", (inputs_digest,))
         return row is not None
 

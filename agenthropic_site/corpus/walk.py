@@ -110,8 +110,10 @@ def _ref(rel: str, st: os.stat_result) -> FileRef:
     return FileRef(rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
 
 
-def _list(path: str) -> list[str]:
-    return sorted(os.listdir(path))
+def _list(path: str) -> list[os.DirEntry[str]]:
+    """List a folder's entries by name; each entry's lstat is then one call without path building."""
+    with os.scandir(path) as entries:
+        return sorted(entries, key=lambda entry: entry.name)
 
 
 class _Walker:
@@ -129,11 +131,11 @@ class _Walker:
     def skip(self, rel: str, reason: str, detail: str = "") -> None:
         self.skips.append(Skip(rel, reason, detail))
 
-    def lstat(self, rel: str) -> os.stat_result | None:
-        """Return lstat of a path, or record why it could not be looked at."""
-        path = os.path.join(self.root, *rel.split("/"))
+    def lstat(self, rel: str, entry: os.DirEntry[str]) -> os.stat_result | None:
+        """Return lstat of a listed entry, or record why it could not be looked at."""
+        path = entry.path
         try:
-            st = os.lstat(path)
+            st = entry.stat(follow_symlinks=False)
         except OSError as exc:
             self.skip(rel, "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
             return None
@@ -155,8 +157,9 @@ class _Walker:
 
     def walk(self) -> list[str]:
         projects = []
-        for name in _list(self.root):
-            st = self.lstat(name)
+        for entry in _list(self.root):
+            name = entry.name
+            st = self.lstat(name, entry)
             if st is None:
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -168,15 +171,16 @@ class _Walker:
 
     def walk_project(self, project: str) -> None:
         try:
-            names = _list(os.path.join(self.root, project))
+            entries = _list(os.path.join(self.root, project))
         except OSError as exc:
             self.unlisted.append(project)
             self.skip(project + "/", "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
             return
         sessions = self.by_project.setdefault(project, {})
-        for name in names:
+        for entry in entries:
+            name = entry.name
             rel = f"{project}/{name}"
-            st = self.lstat(rel)
+            st = self.lstat(rel, entry)
             if st is None:
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -261,14 +265,15 @@ class _Walker:
         while stack:
             rel_dir, parts = stack.pop()
             try:
-                names = _list(os.path.join(self.root, *rel_dir.split("/")))
+                entries = _list(os.path.join(self.root, *rel_dir.split("/")))
             except OSError as exc:
                 self.skip(rel_dir + "/", "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
                 continue
             subdirs = []
-            for name in names:
+            for entry in entries:
+                name = entry.name
                 rel = f"{rel_dir}/{name}"
-                st = self.lstat(rel)
+                st = self.lstat(rel, entry)
                 if st is None:
                     continue
                 child_parts = (*parts, name)

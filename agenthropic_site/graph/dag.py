@@ -48,6 +48,18 @@ def check_graph(graph: nx.DiGraph, main_id: str, unlinked: Iterable[str]) -> lis
     return problems
 
 
+def critical_path(graph: nx.DiGraph, root: str, durations: dict[str, int]) -> list[str]:
+    """Return the chain from `root` down whose agents' durations add up most (ties: smaller ids)."""
+    if root not in graph:
+        return []
+    best: dict[str, tuple[int, list[str]]] = {}
+    for node in reversed(list(nx.topological_sort(graph.subgraph(nx.descendants(graph, root) | {root})))):
+        tails = [best[child] for child in sorted(graph.successors(node)) if child in best]
+        longest = max(tails, key=lambda tail: tail[0], default=(0, []))  # first maximum: the smallest id
+        best[node] = (durations.get(node, 0) + longest[0], [node, *longest[1]])
+    return best[root][1]
+
+
 def rollups(graph: nx.DiGraph, own: dict[str, tuple[Tokens, Decimal]], roots: Iterable[str]) -> dict[str, Rollup]:
     """Sum tokens and cost over each agent's subtree (children before parents)."""
     result: dict[str, Rollup] = {}

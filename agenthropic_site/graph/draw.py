@@ -12,6 +12,9 @@ import graphviz
 from agenthropic_site.parse.model import INFERRED_SOURCES
 
 _COMMENT_RE = re.compile(rb"<!--.*?-->\s*", re.S)
+# Graphviz 2.42 writes URL attributes into SVG without escaping quotes: only plain relative
+# paths made of validated ids may reach it.
+SAFE_HREF_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._/-]{0,300}$")
 STATUS_COLOURS = {"completed": "#2e7d32", "error": "#c62828", "working": "#1565c0", "waiting": "#6a1b9a", "unknown": "#757575"}
 
 
@@ -23,6 +26,7 @@ class DrawNode:
     label: str
     status: str
     href: str
+    critical: bool = False  # on the longest chain of durations: drawn heavier
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class DrawEdge:
     parent: str
     child: str
     source: str
+    critical: bool = False
 
 
 def dot_source(nodes: list[DrawNode], edges: list[DrawEdge]) -> str:
@@ -46,14 +51,17 @@ def dot_source(nodes: list[DrawNode], edges: list[DrawEdge]) -> str:
             ids[node.agent_id],
             label=graphviz.escape(node.label),
             color=STATUS_COLOURS.get(node.status, "#757575"),
-            penwidth="2",
-            URL=graphviz.escape(node.href),
+            penwidth="4" if node.critical else "1.5",
+            URL=node.href if SAFE_HREF_RE.match(node.href) and ".." not in node.href else "#",
             tooltip=graphviz.escape(node.agent_id),
         )
     for edge in edges:
         if edge.parent in ids and edge.child in ids:
             style = "dashed" if edge.source in INFERRED_SOURCES else "solid"
-            graph.edge(ids[edge.parent], ids[edge.child], label=graphviz.escape(edge.source), style=style)
+            graph.edge(
+                ids[edge.parent], ids[edge.child], label=graphviz.escape(edge.source), style=style,
+                penwidth="3" if edge.critical else "1", color="#b4541e" if edge.critical else "#607d8b",
+            )
     return graph.source
 
 

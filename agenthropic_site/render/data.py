@@ -72,6 +72,7 @@ def session_json(session: SessionView) -> dict[str, Any]:
         "agents": [agent_json(agent, excluded) for agent in session.agents],
         "edges": [{"parent": e["parent"], "child": e["child"], "source": e["source"]} for e in session.edges],
         "unlinked_agents": session.unlinked_agents,
+        "critical_path": session.critical_path,
         "compactions": [
             {
                 "agent_id": c.agent_id,

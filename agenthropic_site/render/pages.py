@@ -12,7 +12,7 @@ from typing import Any, Callable
 import jinja2
 from markupsafe import Markup
 
-from agenthropic_site import __version__
+from agenthropic_site import __version__, code_identity
 from agenthropic_site.cache import Cache
 from agenthropic_site.gather import SiteModel
 from agenthropic_site.views import SessionView, encode_view
@@ -46,6 +46,8 @@ def usd(amount: Decimal | None) -> str:
     if amount is None:
         return "—"
     cents = amount.quantize(Decimal("0.01"))
+    if cents == 0:
+        cents = abs(cents)  # never "-0.00"
     return f"−${-cents:,}" if cents < 0 else f"${cents:,}"
 
 
@@ -110,7 +112,7 @@ class Renderer:
         self.digests: dict[str, str] = {}
         self.session_digest = {sid: _digest(encode_view(view)) for sid, view in model.sessions.items()}
         self.site_digest = _digest(
-            __version__.encode(),
+            code_identity().encode(),
             theme_digest(self.dirs),
             # Every page shows the lower-bound banner with these counts; graphs need `dot`.
             f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{model.uncounted_files}|"
@@ -197,16 +199,22 @@ class Renderer:
         """Return the session's agent tree as inline SVG, or None without Graphviz."""
         if session.excluded_reason or len(session.agents) < 2:
             return None
+        on_path = set(session.critical_path) if len(session.critical_path) > 1 else set()
         nodes = [
             DrawNode(
                 agent_id=agent.agent_id,
                 label=f"{agent.agent_type or agent.kind}\n{agent.status} · {usd(agent.subtree_cost)}",
                 status=agent.status,
                 href="index.html" if agent.agent_id == session.session_id else f"agents/{agent.agent_id}.html",
+                critical=agent.agent_id in on_path,
             )
             for agent in session.agents
         ]
-        edges = [DrawEdge(edge["parent"], edge["child"], edge["source"]) for edge in session.edges]
+        path_edges = set(zip(session.critical_path, session.critical_path[1:]))
+        edges = [
+            DrawEdge(edge["parent"], edge["child"], edge["source"], (edge["parent"], edge["child"]) in path_edges)
+            for edge in session.edges
+        ]
         svg = render_svg(dot_source(nodes, edges), self.cache.svg, self.cache.put_svg)
         if svg is None:
             if not self.stats.graphviz_missing:

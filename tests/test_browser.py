@@ -1,0 +1,228 @@
+"""The built site in a real browser: headless Chromium opens pages from file://.
+
+The demo site must load without a console error, an uncaught exception or a failed request, and
+its script (allowed by the page's Content-Security-Policy, `script-src 'self'`) must run from
+file://. On the hostile corpus (tests/hostile.py) no transcript text may run script, add an
+element with an event handler or a `javascript:` link, or break the page.
+
+Chromium is the system's (Debian's `chromium` package, which .ci/run installs), driven by
+Playwright with `executable_path`; `playwright install` is never needed. Without it these tests
+are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import build
+from hostile import AGENT, PROJECT, SID, TITLE, write_hostile_corpus
+
+
+def _chromium() -> str | None:
+    found = shutil.which("chromium")
+    if found:
+        return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+CHROMIUM = _chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's `chromium` package is not installed (apt-get install chromium; .ci/run installs it)"
+)
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+SITE_SCRIPT = "static/site.js"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # Playwright gives every launch a fresh temporary profile (user data dir).
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def context(browser) -> Iterator[object]:
+    ctx = browser.new_context(java_script_enabled=True)
+    ctx.set_default_timeout(15_000)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("hostile")
+    corpus = write_hostile_corpus(base / "corpus")
+    code = build(corpus, base / "site", base / "cache")
+    assert code == 0, code
+    return base / "site"
+
+
+class Opened:
+    """A page opened from file:// with every console error, page error and failed request it raised."""
+
+    def __init__(self, context, path: Path) -> None:
+        self.problems: list[str] = []
+        self.page = page = context.new_page()
+        page.on("console", lambda message: message.type == "error" and self.problems.append(f"console: {message.text}"))
+        page.on("pageerror", lambda error: self.problems.append(f"pageerror: {error}"))
+        page.on("requestfailed", lambda request: self.problems.append(f"requestfailed: {request.url} {request.failure}"))
+        assert path.is_file(), path
+        page.goto(path.as_uri(), wait_until="load")
+
+
+def demo_pages(site: Path) -> dict[str, Path]:
+    """Pick a project, the demo session with the most agents, and one of its agent pages."""
+    index = json.loads((site / "data" / "index.json").read_text())
+    project = index["projects"][0]["key"]
+    sessions = [json.loads(p.read_text()) for p in sorted((site / "data" / "sessions").glob("*.json"))]
+    session = max(sessions, key=lambda s: (len(s["agents"]), s["session_id"]))
+    agent = next(a["agent_id"] for a in session["agents"] if a["parent_agent_id"] is not None)
+    return {
+        "index": site / "index.html",
+        "project": site / "projects" / project / "index.html",
+        "session": site / "sessions" / session["session_id"] / "index.html",
+        "agent": site / "sessions" / session["session_id"] / "agents" / f"{agent}.html",
+    }
+
+
+@pytest.mark.parametrize("which", ["index", "project", "session", "agent"])
+def test_demo_pages_load_cleanly_from_file_urls(demo_site: Path, context, which: str) -> None:
+    opened = Opened(context, demo_pages(demo_site)[which])
+    page = opened.page
+    assert page.locator("h1").first.is_visible()
+    # site.js ran: the Content-Security-Policy's script-src 'self' admits it under file://.
+    assert page.evaluate("document.documentElement.classList.contains('js')")
+    assert opened.problems == []
+
+
+def test_sortable_table_reorders_rows_from_file_url(demo_site: Path, context) -> None:
+    opened = Opened(context, demo_pages(demo_site)["session"])
+    page = opened.page
+    table = page.locator("table.sortable").first
+    header = table.locator("thead th", has_text="Subtree tokens")
+    index = header.evaluate("th => th.cellIndex")
+
+    def column() -> list[int]:
+        return [int(v) for v in table.evaluate(f"t => Array.from(t.tBodies[0].rows, r => r.cells[{index}].getAttribute('data-sort'))")]
+
+    before = column()
+    assert len(set(before)) > 1 and before != sorted(before)
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    assert column() == sorted(before)
+    header.click()
+    assert header.get_attribute("aria-sort") == "descending"
+    assert column() == sorted(before, reverse=True)
+    assert opened.problems == []
+
+
+def test_the_session_filter_hides_rows(demo_site: Path, context) -> None:
+    opened = Opened(context, demo_site / "index.html")
+    page = opened.page
+    rows = page.locator("#sessions tbody tr")
+    total = rows.count()
+    page.locator("#search").fill("no session has this title")
+    assert page.locator("#sessions tbody tr:visible").count() == 0 < total
+    page.locator("#search").fill("")
+    assert page.locator("#sessions tbody tr:visible").count() == total
+    assert opened.problems == []
+
+
+
+def test_graph_nodes_stay_readable_in_dark_mode(demo_site: Path, browser) -> None:
+    """Graphviz draws rounded boxes as white <path>s; the dark theme must recolour them like the text."""
+    ctx = browser.new_context(color_scheme="dark")
+    try:
+        page = Opened(ctx, demo_pages(demo_site)["session"]).page
+        node = page.locator("figure.dag svg g.node").first
+        box = node.locator("path, polygon").first.evaluate("e => getComputedStyle(e).fill")
+        text = node.locator("text").first.evaluate("e => getComputedStyle(e).fill")
+        assert box != "rgb(255, 255, 255)" and box != text
+    finally:
+        ctx.close()
+
+# Everything that would show that transcript text became markup.
+AUDIT = """() => {
+  const scripts = Array.from(document.scripts, s => s.getAttribute('src') || '(inline)');
+  const handlers = [], links = [];
+  for (const element of document.querySelectorAll('*')) {
+    for (const attr of element.attributes) {
+      const value = attr.value.replace(/[\\s\\u0000-\\u001f]/g, '').toLowerCase();
+      if (attr.name.toLowerCase().startsWith('on')) handlers.push(element.tagName + ' ' + attr.name);
+      if (value.startsWith('javascript:') || value.startsWith('vbscript:') || value.startsWith('data:text/html'))
+        links.push(element.tagName + ' ' + attr.name + '=' + attr.value);
+    }
+  }
+  return {
+    pwned: typeof window.__pwned,
+    scripts,
+    handlers,
+    links,
+    frames: document.querySelectorAll('iframe, frame, object, embed').length,
+    inlineSvgScripts: document.querySelectorAll('svg script').length,
+  };
+}"""
+
+
+def hostile_pages(site: Path) -> dict[str, Path]:
+    return {
+        "index": site / "index.html",
+        "project": site / "projects" / PROJECT / "index.html",
+        "session": site / "sessions" / SID / "index.html",
+        "agent": site / "sessions" / SID / "agents" / f"{AGENT}.html",
+        "report": site / "report.html",
+    }
+
+
+@pytest.mark.parametrize("which", ["index", "project", "session", "agent", "report"])
+def test_hostile_text_never_runs_and_pages_still_render(hostile_site: Path, context, which: str) -> None:
+    path = hostile_pages(hostile_site)[which]
+    assert path.stat().st_size < 1_000_000, "the 5 MB tool output must be cut"
+    opened = Opened(context, path)
+    page = opened.page
+    root = "../" * (len(path.relative_to(hostile_site).parts) - 1)
+    clean = {"pwned": "undefined", "scripts": [root + SITE_SCRIPT], "handlers": [], "links": [], "frames": 0, "inlineSvgScripts": 0}
+    assert page.evaluate(AUDIT) == clean
+    assert page.locator("h1").first.is_visible()
+
+    # Open every <details> (outer ones first, so nested ones become visible), then look again.
+    details = page.locator("details")
+    for i in range(details.count()):
+        page.locator("details").nth(i).locator(":scope > summary").click()
+    assert page.locator("details:not([open])").count() == 0
+    page.wait_for_timeout(50)
+    assert page.evaluate(AUDIT) == clean
+    assert opened.problems == []
+
+
+def test_hostile_session_page_shows_the_payloads_as_text(hostile_site: Path, context) -> None:
+    page = Opened(context, hostile_pages(hostile_site)["session"]).page
+    assert page.locator("h1").inner_text() == TITLE
+    # The graph has the two real agents and no node injected through the agent type.
+    nodes = page.locator("figure.dag svg g.node")
+    assert nodes.count() == 2
+    assert 'evil [label=<<b>html</b>>]; \\l\\N <TABLE>' in nodes.nth(1).text_content()
+    assert page.locator("figure.dag svg a").evaluate_all("links => links.map(a => a.getAttribute('xlink:href'))") == [
+        "index.html", f"agents/{AGENT}.html"]
+    # The 5 MB tool output is cut and says so (inside its closed <details>); the NUL and U+2028 line renders.
+    assert page.get_by_text("Stored output cut at 16,000 of 5,2").count() == 1
+    assert page.get_by_text("raw U+2028").count() == 1
+    # The line with a lone surrogate is reported, not fatal.
+    assert page.locator("ul.warnings", has_text="invalid-json").is_visible()
+
