@@ -12,7 +12,16 @@ import orjson
 
 from agenthropic_site.cache import Cache
 from agenthropic_site.cost import PriceTable
-from agenthropic_site.cost.breakdown import CostedRow, WhatIf, by_category, previous_boundary, segment_costs, what_if, window_cost
+from agenthropic_site.cost.breakdown import (
+    CostedRow,
+    WhatIf,
+    by_category,
+    previous_boundary,
+    segment_costs,
+    spend_over_time,
+    what_if,
+    window_cost,
+)
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 IN = "session_id IN (SELECT value FROM json_each(?))"
@@ -90,6 +99,8 @@ class SessionView:
     collisions: int = 0
     graph_problems: list[str] = field(default_factory=list)
     critical_path: list[str] = field(default_factory=list)  # longest chain of agent durations from main
+    prompts: list[str] = field(default_factory=list)  # the first few prompts, for the site's search
+    spend_over_time: list[tuple[str, Decimal]] = field(default_factory=list)  # (instant, cumulative cost)
 
     @property
     def agent_map(self) -> dict[str, AgentView]:
@@ -132,6 +143,7 @@ def _load_sessions(cache: Cache, ids: str) -> dict[str, SessionView]:
             warnings=[{"code": c, "message": m, "agent_id": a} for c, m, a in details["warnings"]],
             line_errors=[{"file": f, "line": n, "code": c, "message": m} for f, n, c, m in details["line_errors"]],
             unknown_types=details["unknown_types"],
+            prompts=details.get("prompts", []),
             cost=None if row["excluded_reason"] else Decimal(0),
         )
     return sessions
@@ -240,6 +252,7 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
             start = previous_boundary(sorted(times_of[compaction.agent_id]), compaction.at)
             compaction.cost_before = window_cost(rows, compaction.agent_id, start, compaction.at, compaction.compaction_agent_id)
     session.what_if = what_if(rows, prices, session.cost or Decimal(0))
+    session.spend_over_time = spend_over_time(rows)
 
 
 def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: str) -> None:
@@ -320,7 +333,7 @@ def decode_view(body: bytes) -> SessionView:
     plain = {key: raw[key] for key in (
         "session_id", "fingerprint", "project", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
         "main_ended_at", "excluded_reason", "warnings", "line_errors", "unknown_types", "status", "edges", "unlinked_agents",
-        "collisions", "graph_problems", "critical_path")}
+        "collisions", "graph_problems", "critical_path", "prompts")}
     return SessionView(
         **plain,
         tokens=_tokens(raw["tokens"]),
@@ -332,4 +345,5 @@ def decode_view(body: bytes) -> SessionView:
         cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
         segments=[Decimal(cost) for cost in raw["segments"]],
         what_if=[WhatIf(w["source"], w["target"], Decimal(w["cost"]), Decimal(w["delta"])) for w in raw["what_if"]],
+        spend_over_time=[(at, Decimal(cost)) for at, cost in raw["spend_over_time"]],
     )

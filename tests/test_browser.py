@@ -141,6 +141,14 @@ def test_the_session_filter_hides_rows(demo_site: Path, context) -> None:
     assert page.locator("#sessions tbody tr:visible").count() == 0 < total
     page.locator("#search").fill("")
     assert page.locator("#sessions tbody tr:visible").count() == total
+    # A word of a session's first prompt, not of any title, finds that session through the JSON index.
+    index = json.loads(page.locator("#search-index").text_content())
+    titles = " ".join(entry["title"].lower() for entry in index)
+    entry, word = next((e, w) for e in index for p in e["prompts"] for w in p.lower().split() if len(w) > 6 and w.isalpha() and w not in titles)
+    page.locator("#search").fill(word)
+    visible = page.locator("#sessions tbody tr:visible")
+    assert 1 <= visible.count() < total
+    assert entry["id"] in [visible.nth(i).get_attribute("data-session") for i in range(visible.count())]
     assert opened.problems == []
 
 
@@ -159,7 +167,8 @@ def test_graph_nodes_stay_readable_in_dark_mode(demo_site: Path, browser) -> Non
 
 # Everything that would show that transcript text became markup.
 AUDIT = """() => {
-  const scripts = Array.from(document.scripts, s => s.getAttribute('src') || '(inline)');
+  // A JSON data block is inert (the search index); any other script element is code.
+  const scripts = Array.from(document.scripts).filter(s => s.type !== 'application/json').map(s => s.getAttribute('src') || '(inline)');
   const handlers = [], links = [];
   for (const element of document.querySelectorAll('*')) {
     for (const attr of element.attributes) {

@@ -176,6 +176,7 @@ class Cache:
                 "line_errors": [[e.file, e.line, e.code, e.message] for e in parsed.line_errors],
                 "unknown_types": parsed.unknown_types,
                 "pending_lines": parsed.pending_lines,
+                "prompts": parsed.prompts,
             }
             conn.execute(
                 "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "

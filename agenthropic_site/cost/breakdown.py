@@ -103,6 +103,20 @@ def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) ->
     return results
 
 
+def spend_over_time(rows: Iterable[CostedRow], points: int = 120) -> list[tuple[str, Decimal]]:
+    """Return the cumulative cost after each request in time order, thinned to at most `points`."""
+    timed = sorted((row.at, row.cost) for row in rows if row.at)
+    series = []
+    running = ZERO
+    for at, cost in timed:
+        running += cost
+        series.append((at, running))
+    if len(series) <= points:
+        return series
+    step = len(series) / points
+    return [series[min(int(index * step), len(series) - 1)] for index in range(points - 1)] + [series[-1]]
+
+
 def previous_boundary(times: list[str], at: str) -> str | None:
     """Return the latest boundary time strictly before `at`, or None."""
     index = bisect.bisect_left(times, at)

@@ -201,6 +201,7 @@ class ParsedSession:
     project: str
     title: str | None = None
     title_source: str | None = None
+    prompts: list[str] = field(default_factory=list)
     cwd: str | None = None
     git_branch: str | None = None
     versions: list[str] = field(default_factory=list)

@@ -35,6 +35,8 @@ INTERRUPT_MARKER = "[Request interrupted by user"
 IDE_CONTEXT_RE = re.compile(r"^\s*(?:<(ide_[a-z_]+|system-reminder)>.*?</\1>\s*)+", re.S)
 BASH_INPUT_RE = re.compile(r"^<bash-input>(.*?)</bash-input>", re.S)
 FIRST_CWD_RECORDS = 50
+SEARCH_PROMPTS = 3
+SEARCH_PROMPT_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class TranscriptFacts:
     ai_title: str | None = None
     summary_title: str | None = None
     first_prompt: str | None = None
+    prompts: list[str] = field(default_factory=list)  # the first few prompts, for the site's search
     first_user_text: str | None = None
     first_parent_uuid: str | None = None
     interrupted: bool = False
@@ -215,8 +218,12 @@ def _user(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None
         facts.notifications.append(parse_notification(text, facts.agent_id, "user"))
         facts.builder.add_notification(data, timestamp, text)
         return
-    if facts.first_prompt is None and data.get("isMeta") is not True and data.get("isCompactSummary") is not True:
-        facts.first_prompt = prompt_text(text)
+    if len(facts.prompts) < SEARCH_PROMPTS and data.get("isMeta") is not True and data.get("isCompactSummary") is not True:
+        prompt = prompt_text(text)
+        if prompt:
+            facts.prompts.append(" ".join(prompt.split())[:SEARCH_PROMPT_CHARS])
+            if facts.first_prompt is None:
+                facts.first_prompt = prompt
     facts.builder.add_user(data, timestamp)
 
 

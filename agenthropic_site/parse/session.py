@@ -267,6 +267,7 @@ def _describe(session: ParsedSession, main: TranscriptFacts, facts: list[Transcr
         # The most common cwd of the first records: cwd changes inside worktrees (format §1.2).
         session.cwd = Counter(main.cwds).most_common(1)[0][0]
     session.git_branch = main.git_branch
+    session.prompts = list(main.prompts)
     versions = set().union(*(fact.versions for fact in facts))
     session.versions = sorted(versions, key=_version_key)
     seen = [fact.first_seen_at for fact in facts if fact.first_seen_at] + [fact.last_seen_at for fact in facts if fact.last_seen_at]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
 from markupsafe import Markup, escape
@@ -35,3 +36,29 @@ def bar_chart(points: dict[str, Decimal], label: str) -> Markup:
     parts.append(f'<text class="tick" x="{PAD}" y="{PAD - 8}">max ${top.quantize(Decimal("0.01"))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def step_chart(series: list[tuple[str, Decimal]], label: str) -> Markup:
+    """Draw a cumulative series of (ISO instant, amount) as a step line over real time."""
+    if len(series) < 2:
+        return Markup("")
+    times = [datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() for at, _ in series]
+    start, span = times[0], (times[-1] - times[0]) or 1.0
+    top = series[-1][1] or Decimal(1)
+    points = []
+    previous_y = HEIGHT - PAD
+    for moment, (_, value) in zip(times, series):
+        x = PAD + (moment - start) / span * (WIDTH - 2 * PAD)
+        y = HEIGHT - PAD - float(value / top) * (HEIGHT - 2 * PAD)
+        points.append(f"{x:.1f},{previous_y:.1f} {x:.1f},{y:.1f}")
+        previous_y = y
+    first, last = series[0][0], series[-1][0]
+    return Markup(
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
+        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>'
+        f'<polyline class="line" points="{" ".join(points)}"/>'
+        f'<text class="tick" x="{PAD}" y="{HEIGHT - 6}">{escape(first[:16].replace("T", " "))}</text>'
+        f'<text class="tick end" x="{WIDTH - PAD}" y="{HEIGHT - 6}">{escape(last[:16].replace("T", " "))}</text>'
+        f'<text class="tick" x="{PAD}" y="{PAD - 8}">total ${top.quantize(Decimal("0.01"))}</text>'
+        "</svg>"
+    )

@@ -17,7 +17,7 @@ from agenthropic_site.cache import Cache
 from agenthropic_site.gather import SiteModel
 from agenthropic_site.views import SessionView, encode_view
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, render_svg
-from agenthropic_site.render.charts import bar_chart
+from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
 from agenthropic_site.render.markdown import render_markdown
 from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
@@ -144,7 +144,10 @@ class Renderer:
         if not self.fresh("data/index.json", site_wide):
             self.writer.write("data/index.json", dump(index_json(self.model)))
         if not self.fresh("index.html", site_wide):
-            self.page("index.html", "index.html", chart=bar_chart(self.model.cost_by_day, "cost per day"))
+            search_index = [
+                {"id": s.session_id, "title": s.title or "", "prompts": s.prompts} for s in self.model.recent_sessions
+            ]
+            self.page("index.html", "index.html", chart=bar_chart(self.model.cost_by_day, "cost per day"), search_index=search_index)
         if not self.fresh("report.html", site_wide):
             self.page("report.html", "report.html")
         for project in self.model.projects:
@@ -178,7 +181,7 @@ class Renderer:
                 messages=self.cache.transcript(sid, sid),
                 spawned=spawned,
                 agents=agents,
-                cumulative=_cumulative(session),
+                cumulative=step_chart(session.spend_over_time, "cumulative cost over time"),
             )
         for agent in session.agents:
             rel = f"sessions/{sid}/agents/{agent.agent_id}.html"
@@ -222,13 +225,3 @@ class Renderer:
             self.stats.graphviz_missing = True
             return None
         return Markup(svg.decode("utf-8"))
-
-
-def _cumulative(session: SessionView) -> Markup:
-    running = Decimal(0)
-    points = {}
-    for day, cost in session.cost_by_day.items():
-        running += cost
-        points[day] = running
-    return bar_chart(points, "cumulative cost") if len(points) > 1 else Markup("")
-

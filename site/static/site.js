@@ -38,11 +38,21 @@
 
   var search = document.getElementById("search");
   var table = document.getElementById("sessions");
+  var indexBlock = document.getElementById("search-index");
   if (search && table) {
+    // Session id -> lower-cased title and first prompts, from the page's inert JSON block.
+    var texts = {};
+    try {
+      var entries = indexBlock ? JSON.parse(indexBlock.textContent) : [];
+      entries.forEach(function (entry) { texts[entry.id] = (entry.title + " " + entry.prompts.join(" ")).toLowerCase(); });
+    } catch (error) {
+      texts = {};
+    }
     search.addEventListener("input", function () {
       var needle = search.value.toLowerCase();
       Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
-        row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) === -1;
+        var haystack = row.textContent.toLowerCase() + " " + (texts[row.getAttribute("data-session")] || "");
+        row.hidden = needle !== "" && haystack.indexOf(needle) === -1;
       });
     });
   }
