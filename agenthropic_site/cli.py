@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
@@ -24,6 +25,8 @@ from agenthropic_site.corpus import ContainmentError, CorpusRootError
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
+# Modules that add subcommands; each has `register(subparsers)` and keeps its imports light.
+COMMAND_MODULES: tuple[str, ...] = ()
 
 DESCRIPTION = """\
 Turn Claude Code's session transcripts (~/.claude/projects) into a static HTML site:
@@ -73,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"skip folders nested deeper than N levels under a session folder, reported as too-deep (default: {DEFAULT_MAX_DEPTH})",
     )
     build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    build.set_defaults(handler=_build)
 
     pricing = commands.add_parser(
         "pricing",
@@ -83,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     _shared_options(pricing)
     pricing.add_argument("--json", action="store_true", help="print JSON instead of text")
     pricing.add_argument("-q", "--quiet", action="store_true", help="print no progress lines")
+    pricing.set_defaults(handler=_pricing)
+    for module in COMMAND_MODULES:
+        # Each module adds its subcommands with set_defaults(handler=...); see `register` there.
+        importlib.import_module(module).register(commands)
     return parser
 
 
@@ -189,12 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"build": _build, "pricing": _pricing}
-    if args.command not in commands:
+    handler = getattr(args, "handler", None)
+    if handler is None:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return commands[args.command](args)
+        return int(handler(args))
     except KeyboardInterrupt:
         print("agenthropic: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -182,3 +182,14 @@ def test_mutated_real_shapes_never_raise(value, field) -> None:
             copy["message"] = {**copy["message"], field: value}
         mutated.append(copy)
     parse(b"".join(line(r) for r in mutated))
+
+
+def test_images_become_thumbnails_only_when_small_raster_and_base64() -> None:
+    from agenthropic_site.parse.messages import MAX_THUMBNAIL_CHARS, image_block
+
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    assert image_block({"type": "base64", "media_type": "image/png", "data": png}).text == png
+    assert image_block({"type": "base64", "media_type": "image/svg+xml", "data": png}).text == ""
+    assert image_block({"type": "base64", "media_type": "image/png", "data": 'x" onerror="alert(1)'}).text == ""
+    big = image_block({"type": "base64", "media_type": "image/png", "data": "A" * (MAX_THUMBNAIL_CHARS + 4)})
+    assert big.text == "" and big.truncated_from == MAX_THUMBNAIL_CHARS + 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,6 +14,10 @@ from agenthropic_site.parse.model import Block, Message
 # Stored text per block; the page shows a preview and the rest on demand. Longer text is cut
 # here so a 50 MB tool output cannot make the cache or a page unbounded.
 MAX_BLOCK_CHARS = 16_000
+# Pasted images (format §2.2) are shown inline as data: thumbnails up to this size.
+MAX_THUMBNAIL_CHARS = 200_000
+THUMBNAIL_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+BASE64_RE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 
 
 def _cut(text: str) -> tuple[str, int | None]:
@@ -45,6 +50,24 @@ def _result_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+def image_block(source: dict[str, Any]) -> Block:
+    """Keep a pasted image small enough to show as a thumbnail; otherwise only its type.
+
+    Only raster types are kept (an SVG could carry script), and only base64 text, which cannot
+    leave the `src` attribute it is put in.
+    """
+    media = text_of(source.get("media_type")) or "image"
+    data = text_of(source.get("data")) or ""
+    if (
+        source.get("type") == "base64"
+        and media in THUMBNAIL_TYPES
+        and len(data) <= MAX_THUMBNAIL_CHARS
+        and BASE64_RE.match(data)
+    ):
+        return Block(kind="image", text=data, name=media)
+    return Block(kind="image", text="", name=media, truncated_from=len(data) or None)
+
+
 def blocks_of(content: Any) -> list[Block]:
     """Turn a message `content` (string or block list) into display blocks."""
     if isinstance(content, str):
@@ -73,8 +96,7 @@ def blocks_of(content: Any) -> list[Block]:
                 )
             )
         elif kind == "image":
-            source = dict_of(raw.get("source"))
-            blocks.append(Block(kind="image", text=text_of(source.get("media_type")) or "image"))
+            blocks.append(image_block(dict_of(raw.get("source"))))
         else:
             blocks.append(Block(kind="notice", text=f"[{str(kind)[:40]} block]"))
     return blocks
