@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
-from functools import lru_cache
-from pathlib import Path
-
 __version__ = "0.1.0"
+_identity: list[str] = []
 
 
-@lru_cache(maxsize=1)
 def code_identity() -> str:
     """Return the version plus a digest of the package's own files.
 
     Cached parses, views and pages are valid only for the code that made them; hashing the
     source (not just the version number) keeps that true between releases too.
     """
+    # Imported here: `agenthropic hook` imports this package and must start fast.
+    import hashlib
+    from pathlib import Path
+
+    if _identity:
+        return _identity[0]
     digest = hashlib.sha256(__version__.encode())
     package = Path(__file__).resolve().parent
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".json") and path.is_file() and "__pycache__" not in path.parts:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"{__version__}+{digest.hexdigest()[:16]}"
+    _identity.append(f"{__version__}+{digest.hexdigest()[:16]}")
+    return _identity[0]

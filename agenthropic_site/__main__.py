@@ -2,6 +2,6 @@
 
 import sys
 
-from agenthropic_site.cli import main
+from agenthropic_site.entry import main
 
 sys.exit(main())

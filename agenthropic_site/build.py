@@ -18,6 +18,7 @@ from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, Unr
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
+from agenthropic_site.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.render.writer import SiteWriter, prepare_output
@@ -37,6 +38,7 @@ class BuildResult:
     reused: int = 0
     dirty: set[str] = field(default_factory=set)  # sessions whose view must be computed again
     quarantined: int = 0
+    hook_events: int = 0
     failed: int = 0
     excluded: int = 0
     removed_sessions: int = 0
@@ -179,6 +181,13 @@ def _scan_and_ingest(
     result.transcripts_opened += sniffed[0]
     result.repriced = len(repriced)
     result.dirty |= set(repriced)
+    spool = ingest_spool(cache, config.cache)
+    result.hook_events = spool.added
+    # Replay hook events for sessions with new events and for sessions parsed again (their new
+    # agents may have started and finished between two builds): statuses only, never the tree.
+    touched = (set(spool.sessions or ()) | result.dirty) & set(cache.session_ids())
+    apply_hook_statuses(cache, touched)
+    result.dirty |= touched
     return scan, result
 
 
@@ -248,6 +257,8 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         views = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(views, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
+        model.hook_events = cache.event_counts()
+        model.spool_bad_lines = cache.spool_bad_lines()
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
@@ -278,6 +289,8 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
         repr(unlisted),
         repr(cache.failures()),
         repr(cache.stale_agents(config.now, config.watchdog_minutes)),
+        repr(cache.event_counts()),
+        str(cache.spool_bad_lines()),
     ):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()

@@ -26,7 +26,7 @@ from agenthropic_site.corpus import ContainmentError, CorpusRootError
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 # Modules that add subcommands; each has `register(subparsers)` and keeps its imports light.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("agenthropic_site.hooks",)
 
 DESCRIPTION = """\
 Turn Claude Code's session transcripts (~/.claude/projects) into a static HTML site:

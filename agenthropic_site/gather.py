@@ -70,6 +70,8 @@ class SiteModel:
     by_model: dict[str, tuple[Tokens, Decimal]]
     unpriced_models: dict[str, list[str]]
     collisions: int
+    hook_events: dict[str, int] = field(default_factory=dict)
+    spool_bad_lines: int = 0
 
     @property
     def uncounted_files(self) -> int:

@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -127,6 +127,24 @@ CREATE TABLE outputs (
     path TEXT PRIMARY KEY,
     digest TEXT NOT NULL
 );
+CREATE TABLE events_raw (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    received_at TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TRIGGER events_raw_append_only_update BEFORE UPDATE ON events_raw
+BEGIN SELECT RAISE(ABORT, 'events_raw is append-only'); END;
+CREATE TRIGGER events_raw_append_only_delete BEFORE DELETE ON events_raw
+BEGIN SELECT RAISE(ABORT, 'events_raw is append-only'); END;
+CREATE TABLE events (
+    raw_seq INTEGER PRIMARY KEY REFERENCES events_raw(seq),
+    session_id TEXT,
+    agent_id TEXT,
+    event TEXT,
+    at TEXT NOT NULL
+);
+CREATE INDEX events_session ON events(session_id, at);
 CREATE TABLE svg_cache (
     digest TEXT PRIMARY KEY,
     svg BLOB NOT NULL

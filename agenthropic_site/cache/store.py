@@ -66,6 +66,10 @@ class PricedRow:
     speed: str | None
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def delete_cache_files(folder: Path) -> None:
     """Delete the cache database and its WAL files (never the lock, which a waiting build holds open)."""
     for suffix in ("", "-wal", "-shm"):
@@ -361,6 +365,80 @@ class Cache:
     def excluded_count(self) -> int:
         """Count the sessions left out of the totals for want of a price."""
         return self.conn.execute("SELECT COUNT(*) FROM sessions WHERE excluded_reason IS NOT NULL").fetchone()[0]
+
+    # -- hook events ----------------------------------------------------------------------------
+
+    def spool_offset(self) -> int:
+        """Return how many bytes of the spool were ingested."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'spool_offset'").fetchone()
+        return int(row[0]) if row else 0
+
+    def add_events(self, rows: list[tuple[str, str, str, str | None]], offset: int, bad_lines: int) -> int:
+        """Store spool lines (key, received_at, line, session) and the new offset in one transaction."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            added = 0
+            for key, received_at, line, _ in rows:
+                cursor = conn.execute("INSERT OR IGNORE INTO events_raw(idempotency_key, received_at, body) VALUES (?,?,?)",
+                                      (key, received_at, line))
+                if cursor.rowcount:
+                    added += 1
+                    record = orjson.loads(line)
+                    payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+                    conn.execute(
+                        "INSERT INTO events VALUES (?,?,?,?,?)",
+                        (cursor.lastrowid, _text(payload.get("session_id")), _text(payload.get("agent_id")),
+                         _text(payload.get("hook_event_name")), received_at),
+                    )
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('spool_offset', ?)", (str(offset),))
+            previous = conn.execute("SELECT value FROM meta WHERE key = 'spool_bad_lines'").fetchone()
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('spool_bad_lines', ?)",
+                         (str((int(previous[0]) if previous else 0) + bad_lines),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def spool_bad_lines(self) -> int:
+        """Count the spool lines that could not be read (cut short by a crash, or not hook records)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'spool_bad_lines'").fetchone()
+        return int(row[0]) if row else 0
+
+    def event_counts(self) -> dict[str, int]:
+        """Count stored hook events by event name."""
+        return dict(self.conn.execute("SELECT COALESCE(event, '?'), COUNT(*) FROM events GROUP BY event ORDER BY event"))
+
+    def events_for(self, session_ids: list[str]) -> list[tuple[str, str | None, str | None, str]]:
+        """Return (session, agent, event, at) of these sessions' hook events in arrival order."""
+        return list(self.conn.execute(
+            "SELECT session_id, agent_id, event, at FROM events WHERE session_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY at, raw_seq",
+            (orjson.dumps(session_ids).decode(),),
+        ))
+
+    def apply_event(self, session_id: str, agent_id: str | None, event: str | None, at: str) -> int:
+        """Move one agent's status for a hook event; only rows the parser created are touched."""
+        with self.conn:
+            if event == "SubagentStop" and agent_id and agent_id != session_id:
+                # An observed ending; an agent id that is the session id is refused (main never "completes").
+                cursor = self.conn.execute(
+                    "UPDATE agents SET status = 'completed' WHERE session_id = ? AND agent_id = ? "
+                    "AND status NOT IN ('completed', 'error')",
+                    (session_id, agent_id),
+                )
+            elif event in ("Stop", "UserPromptSubmit"):
+                # Inferred states: the main agent waits after a turn and works after a prompt, but only
+                # when this event is later than all activity seen so far (the anchor strictly advances).
+                cursor = self.conn.execute(
+                    "UPDATE agents SET status = ?, last_seen_at = ? WHERE session_id = ? AND agent_id = ? "
+                    "AND status NOT IN ('completed', 'error') AND (last_seen_at IS NULL OR last_seen_at < ?)",
+                    ("waiting" if event == "Stop" else "working", at, session_id, session_id, at),
+                )
+            else:
+                return 0
+            return cursor.rowcount
 
     def session_ids(self) -> list[str]:
         """Return every cached session id."""

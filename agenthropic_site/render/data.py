@@ -156,5 +156,7 @@ def report_json(model: SiteModel) -> dict[str, Any]:
         "collisions": model.collisions,
         "unlisted_projects": model.unlisted,
         "uncounted_transcripts": model.uncounted_files,
+        "hook_events": model.hook_events,
+        "hook_spool_bad_lines": model.spool_bad_lines,
         "sessions": len(model.sessions),
     }
