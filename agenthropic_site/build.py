@@ -240,7 +240,7 @@ def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
 
 
 def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
-    cache = Cache(config.cache, on_wait=log)
+    cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache)
     try:
         scan, result = _scan_and_ingest(cache, root, config, prices, log)
         skips = sorted(scan.skips + result.read_skips)

@@ -25,6 +25,7 @@ from agenthropic_site.corpus import ContainmentError, CorpusRootError
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
+DEFAULT_PORT = 8765
 # Modules that add subcommands; each has `register(subparsers)` and keeps its imports light.
 COMMAND_MODULES: tuple[str, ...] = ("agenthropic_site.hooks",)
 
@@ -75,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-depth", type=_positive, default=DEFAULT_MAX_DEPTH, metavar="N",
         help=f"skip folders nested deeper than N levels under a session folder, reported as too-deep (default: {DEFAULT_MAX_DEPTH})",
     )
+    build.add_argument(
+        "--watch", action="store_true",
+        help="after the first build, rebuild whenever the corpus, the hook spool or the theme changes (and every few "
+        "seconds); print only changes and trouble; Ctrl-C stops with exit code 0",
+    )
+    build.add_argument("--serve", action="store_true", help="with --watch: serve the site on 127.0.0.1 and reload open pages after each build")
+    build.add_argument("--port", type=_positive, default=DEFAULT_PORT, metavar="N", help=f"with --serve: the port (default: {DEFAULT_PORT})")
     build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     build.set_defaults(handler=_build)
 
@@ -131,6 +139,25 @@ def _config(args: argparse.Namespace) -> BuildConfig:
     return config
 
 
+def _watch(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from agenthropic_site.watch import serve_and_watch, watch_forever
+
+    def log(message: str) -> None:
+        if not args.quiet or message.startswith(("watch:", "FATAL")):
+            print(message, file=sys.stderr, flush=True)
+
+    try:
+        config = dataclasses.replace(_config(args), wait_for_cache=False)
+    except ConfigError as exc:
+        print(f"agenthropic: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.serve:
+        return serve_and_watch(config, log, args.port)
+    return watch_forever(config, log)
+
+
 def _pricing(args: argparse.Namespace) -> int:
     from agenthropic_site.build import corpus_models
     from agenthropic_site.cost import PricingFileError, load_price_table
@@ -159,6 +186,11 @@ def _pricing(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    if args.serve and not args.watch:
+        print("agenthropic: --serve needs --watch", file=sys.stderr)
+        return EXIT_USAGE
+    if args.watch:
+        return _watch(args)
     from agenthropic_site.build import run_build
     from agenthropic_site.cost import PricingFileError
     from agenthropic_site.render.writer import OutputError

@@ -31,6 +31,7 @@ class BuildConfig:
     max_depth: int = DEFAULT_MAX_DEPTH
     watchdog_minutes: int = DEFAULT_WATCHDOG_MINUTES
     quiet: bool = False
+    wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
 
 
 def default_corpus_dir(env: Mapping[str, str], home: Path) -> Path:

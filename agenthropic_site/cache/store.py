@@ -66,6 +66,10 @@ class PricedRow:
     speed: str | None
 
 
+class CacheBusyError(Exception):
+    """Another build holds the cache and this one chose not to wait (watch mode)."""
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -82,20 +86,23 @@ def delete_cache_files(folder: Path) -> None:
 class Cache:
     """A connection to the cache file with the operations the build needs."""
 
-    def __init__(self, folder: Path, on_wait: Callable[[str], None] = lambda message: None) -> None:
+    def __init__(self, folder: Path, on_wait: Callable[[str], None] = lambda message: None, wait: bool = True) -> None:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = folder / CACHE_FILE
         self.rebuilt_reason: str | None = None
-        self._lock = self._acquire(folder / LOCK_FILE, on_wait)
+        self._lock = self._acquire(folder / LOCK_FILE, on_wait, wait)
         self.conn = self._open()
 
     @staticmethod
-    def _acquire(path: Path, on_wait: Callable[[str], None]) -> int:
-        """Hold the cache for one build at a time; a second build waits and says so."""
+    def _acquire(path: Path, on_wait: Callable[[str], None], wait: bool) -> int:
+        """Hold the cache for one build at a time; a second build waits and says so (or gives up)."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                os.close(fd)
+                raise CacheBusyError(f"another build is using the cache in {path.parent}") from None
             on_wait(f"another build is using the cache in {path.parent}; waiting for it to finish")
             fcntl.flock(fd, fcntl.LOCK_EX)
         return fd

@@ -1,0 +1,170 @@
+"""`agenthropic build --watch`: rebuild on every change, quietly, and serve the site with livereload."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from agenthropic_site.config import BuildConfig, ConfigError
+from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
+
+# A burst of appends (Claude Code streaming a reply) gives one rebuild once the corpus has been
+# quiet for QUIET_MS; a longer stream still gets a rebuild every DEBOUNCE_MS.
+QUIET_MS = 80
+DEBOUNCE_MS = 1000
+# A pass runs at least this often even without events, to catch what the OS did not report.
+PERIODIC_MS = 3000
+# A skipped file that stays skipped is mentioned again at most this often.
+REPEAT_SKIP_SECONDS = 300
+RELOAD_STAMP = "reload.stamp"
+
+OUTCOMES = ("ingested", "unchanged", "no-corpus-root", "overlapped", "read-error", "containment-halt", "build-error")
+TROUBLE = frozenset({"no-corpus-root", "read-error", "containment-halt", "build-error"})
+
+
+@dataclass
+class WatchState:
+    """What the watch loop remembers between passes: outcome counts and what it last said."""
+
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    last: str | None = None
+    skip_said: dict[str, float] = field(default_factory=dict)
+
+
+def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState) -> str:
+    """Run one incremental build; return its outcome and log only what a person needs to know."""
+    from agenthropic_site.build import run_build
+    from agenthropic_site.cache import CacheBusyError
+    from agenthropic_site.cost import PricingFileError
+    from agenthropic_site.render.writer import OutputError
+
+    detail = ""
+    try:
+        result = run_build(config, lambda message: None)
+    except CacheBusyError:
+        outcome, detail = "overlapped", "another build holds the cache"
+    except CorpusRootError as exc:
+        outcome, detail = "no-corpus-root", str(exc)
+    except ContainmentError as exc:
+        outcome, detail = "containment-halt", f"FATAL: corpus containment violation - {exc}"
+    except (OutputError, OSError) as exc:
+        outcome, detail = "read-error", str(exc)
+    except (ConfigError, PricingFileError) as exc:
+        outcome, detail = "build-error", str(exc)
+    except Exception as exc:  # noqa: BLE001 - a failing build keeps the last good site and the loop alive
+        outcome, detail = "build-error", f"{type(exc).__name__}: {exc}"
+    else:
+        changed = result.parsed or result.removed_sessions or result.pages_written or result.files_removed or result.repriced
+        outcome = "ingested" if changed or result.hook_events else "unchanged"
+        if outcome == "ingested":
+            log(f"updated: {result.parsed} session(s) read, {result.hook_events} hook event(s), "
+                f"{result.pages_written} file(s) written, {result.files_removed} removed")
+        _say_new_skips(config, log, state)
+    state.counts[outcome] += 1
+    if outcome in TROUBLE and (state.last != outcome):
+        log(f"watch: {outcome}: {detail} (the last good site stays in place)")
+    elif state.last in TROUBLE and outcome not in TROUBLE:
+        log(f"watch: recovered from {state.last}")
+    state.last = outcome
+    return outcome
+
+
+def _say_new_skips(config: BuildConfig, log: Callable[[str], None], state: WatchState) -> None:
+    """Mention each skipped transcript once, then at most every few minutes while it stays skipped."""
+    import orjson
+
+    try:
+        report = orjson.loads((config.out / "data" / "index.json").read_bytes())["report"]
+    except (OSError, ValueError, KeyError):
+        return
+    now = time.monotonic()
+    for skip in report.get("skipped", []):
+        if not Skip(skip.get("path", ""), skip.get("reason", ""), skip.get("detail", "")).uncounted:
+            continue  # only skips that leave tokens out of the totals are worth a line
+        key = f"{skip['path']}|{skip['reason']}"
+        said = state.skip_said.get(key)
+        if said is None or now - said >= REPEAT_SKIP_SECONDS:
+            state.skip_said[key] = now
+            log(f"skipped {skip['path']}: {skip['reason']} {skip.get('detail', '')}".rstrip())
+
+
+def watch_paths(config: BuildConfig) -> list[Path]:
+    """Return what to watch: the corpus, the hook spool folder, and a user theme."""
+    spool = config.cache / "hooks"
+    spool.mkdir(parents=True, exist_ok=True, mode=0o700)
+    paths = [spool]
+    if config.corpus.is_dir():
+        paths.append(config.corpus)
+    if config.theme is not None and config.theme.is_dir():
+        paths.append(config.theme)
+    return paths
+
+
+def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.Event, on_built: Callable[[], None] = lambda: None,
+               state: WatchState | None = None) -> WatchState:
+    """Build once, then again after each burst of changes and every few seconds, until `stop` is set."""
+    import watchfiles
+
+    state = state or WatchState()
+    if run_pass(config, log, state) in ("ingested", "unchanged"):
+        on_built()
+    while not stop.is_set():
+        # The corpus root may appear later (no-corpus-root); watch what exists, and wake up
+        # periodically for a fingerprint pass that catches anything the OS did not report.
+        watched = watch_paths(config)
+        try:
+            for _changes in watchfiles.watch(*watched, debounce=DEBOUNCE_MS, step=QUIET_MS, stop_event=stop,
+                                             rust_timeout=PERIODIC_MS, yield_on_timeout=True, raise_interrupt=False):
+                if run_pass(config, log, state) == "ingested":
+                    on_built()
+                if watch_paths(config) != watched:
+                    break  # the corpus appeared or vanished: watch the new set of paths
+        except (OSError, RuntimeError):
+            # A watched folder vanished under the OS watcher: look again after a pause.
+            stop.wait(PERIODIC_MS / 1000)
+    return state
+
+
+def serve_and_watch(config: BuildConfig, log: Callable[[str], None], port: int) -> int:
+    """Watch in a thread and serve the output folder on 127.0.0.1 with livereload until Ctrl-C."""
+    from livereload import Server
+
+    stamp = config.cache / RELOAD_STAMP
+    stamp.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp.write_text("0\n")
+
+    def touch() -> None:
+        stamp.write_text(f"{time.monotonic_ns()}\n")
+
+    stop = threading.Event()
+    worker = threading.Thread(target=watch_loop, args=(config, log, stop, touch), daemon=True)
+    worker.start()
+    server = Server()
+    # Browsers reload only after a completed build: livereload watches a stamp the loop touches
+    # when every page of a build is in place (pages are written atomically, never half).
+    server.watch(str(stamp))
+    log(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+    try:
+        server.serve(host="127.0.0.1", port=port, root=str(config.out), open_url_delay=None, restart_delay=0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+    return 0
+
+
+def watch_forever(config: BuildConfig, log: Callable[[str], None]) -> int:
+    """Watch without serving until Ctrl-C (SIGINT); exit 0."""
+    stop = threading.Event()
+    try:
+        watch_loop(config, log, stop)
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+__all__ = ["OUTCOMES", "WatchState", "run_pass", "serve_and_watch", "watch_forever", "watch_loop", "watch_paths"]

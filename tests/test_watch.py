@@ -1,0 +1,172 @@
+"""Watch mode: real subprocesses for the end-to-end path, an in-process loop for bursts and recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.config import BuildConfig, parse_instant
+from agenthropic_site.watch import WatchState, watch_loop
+from conftest import DEMO_CORPUS, DEMO_NOW
+
+SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
+
+
+def wait_for(check, timeout: float = 20.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def session_json(out: Path) -> dict | None:
+    try:
+        return json.loads((out / "data" / "sessions" / f"{SESSION}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def new_request_line(message_id: str, output_tokens: int) -> bytes:
+    record = {"type": "assistant", "uuid": message_id, "parentUuid": None, "sessionId": SESSION, "requestId": f"req_{message_id}",
+              "timestamp": "2026-04-18T13:17:00.000Z", "version": "2.1.114", "cwd": "/home/user/projects/api-server",
+              "message": {"id": message_id, "model": "claude-sonnet-4-5-20250929", "role": "assistant", "stop_reason": "end_turn",
+                          "content": [{"type": "text", "text": "more"}],
+                          "usage": {"input_tokens": 1, "output_tokens": output_tokens, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}}
+    return json.dumps(record).encode() + b"\n"
+
+
+def main_transcript(corpus: Path) -> Path:
+    return next(corpus.rglob(f"{SESSION}.jsonl"))
+
+
+def test_watch_end_to_end_with_a_hook_then_sigint(tmp_path: Path) -> None:
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    command = [sys.executable, "-m", "agenthropic_site", "build", "--watch", "--corpus", str(corpus), "--out", str(out),
+               "--cache", str(cache), "--now", DEMO_NOW]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        first = wait_for(lambda: session_json(out), what="the first build")
+        with main_transcript(corpus).open("ab") as handle:
+            handle.write(new_request_line("msg_watch_test_1", 777))
+        wait_for(lambda: (session_json(out) or first)["tokens"]["output"] == first["tokens"]["output"] + 777, what="the appended line")
+        target = next(a["agent_id"] for a in first["agents"] if a["kind"] == "subagent" and a["status"] != "completed")
+        payload = json.dumps({"hook_event_name": "SubagentStop", "session_id": SESSION, "agent_id": target}).encode()
+        hook = subprocess.run([sys.executable, "-m", "agenthropic_site", "hook"], input=payload, capture_output=True,
+                              env={**os.environ, "AGENTHROPIC_CACHE_DIR": str(cache)}, timeout=30)
+        assert hook.returncode == 0
+        wait_for(lambda: {a["agent_id"]: a["status"] for a in (session_json(out) or first)["agents"]}[target] == "completed",
+                 what="the hook's status")
+        assert "completed" in (out / "sessions" / SESSION / "index.html").read_text()
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+        stderr = process.stderr.read() if process.stderr else ""
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
+
+
+def config(tmp_path: Path, theme: Path | None = None) -> BuildConfig:
+    corpus = tmp_path / "corpus"
+    if not corpus.exists():
+        shutil.copytree(DEMO_CORPUS, corpus)
+    return BuildConfig(corpus=corpus, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), theme=theme,
+                       quiet=True, wait_for_cache=False)
+
+
+def run_loop(settings: BuildConfig, state: WatchState, lines: list[str]) -> tuple[threading.Thread, threading.Event]:
+    stop = threading.Event()
+    thread = threading.Thread(target=watch_loop, args=(settings, lines.append, stop), kwargs={"state": state}, daemon=True)
+    thread.start()
+    return thread, stop
+
+
+def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path) -> None:
+    theme = tmp_path / "theme" / "templates"
+    theme.mkdir(parents=True)
+    settings = config(tmp_path, theme.parent)
+    state, lines = WatchState(), []
+    thread, stop = run_loop(settings, state, lines)
+    try:
+        wait_for(lambda: state.counts["ingested"] == 1, what="the first build")
+        with main_transcript(settings.corpus).open("ab") as handle:
+            for index in range(20):  # a reply streamed as many lines in a burst
+                handle.write(new_request_line(f"msg_burst_{index}", 5))
+                handle.flush()
+                time.sleep(0.002)
+        wait_for(lambda: state.counts["ingested"] == 2, what="the burst's rebuild")
+        time.sleep(1.0)
+        assert state.counts["ingested"] == 2  # one rebuild for the whole burst
+        good = (settings.out / "index.html").read_bytes()
+        (theme / "report.html").write_text("{% broken")  # a theme with a syntax error: the build fails
+        wait_for(lambda: state.counts["build-error"] >= 1, what="the failing build")
+        assert (settings.out / "index.html").read_bytes() == good  # the last good site stays
+        assert any(line.startswith("watch: build-error") for line in lines)
+        (theme / "report.html").unlink()  # fixed: the next build recovers by itself
+        wait_for(lambda: state.last in ("ingested", "unchanged"), what="the recovery")
+        assert any(line.startswith("watch: recovered") for line in lines)
+        quiet = len(lines)
+        time.sleep(3.5)  # a steady state is silent, even across the periodic pass
+        assert len(lines) == quiet and state.counts["unchanged"] >= 1
+    finally:
+        stop.set()
+        thread.join(timeout=15)
+    assert not thread.is_alive()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serve_binds_to_loopback_and_never_serves_half_a_page(tmp_path: Path) -> None:
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    port = free_port()
+    command = [sys.executable, "-m", "agenthropic_site", "build", "--watch", "--serve", "--port", str(port), "--corpus", str(corpus),
+               "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/sessions/{SESSION}/index.html"
+    try:
+        wait_for(lambda: _fetch(url), what="the server")
+        fetched = 0
+        for index in range(15):
+            with main_transcript(corpus).open("ab") as handle:
+                handle.write(new_request_line(f"msg_serve_{index}", 3))
+            for _ in range(8):
+                body = _fetch(url)
+                assert body is not None and body.rstrip().endswith(b"</html>"), "a half-written page was served"
+                fetched += 1
+                time.sleep(0.02)
+        assert fetched == 120
+        # Bound to 127.0.0.1 only: another loopback address (as good as any other interface) is refused.
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.2", port), timeout=1).close()
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert code == 0
+
+
+def _fetch(url: str) -> bytes | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read()
+    except OSError:
+        return None
