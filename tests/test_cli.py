@@ -106,3 +106,14 @@ def test_an_internal_error_is_exit_4_not_built_with_failures(tmp_path: Path, mon
     monkeypatch.setattr(build_module, "gather", broken)
     assert build(DEMO_CORPUS, tmp_path / "out", tmp_path / "cache") == 4
     assert "internal error" in capsys.readouterr().err
+
+
+def test_docs_usage_lists_every_command_and_option() -> None:
+    usage = (Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text()
+    for name, command in subcommands().items():
+        assert f"## agenthropic {name}" in usage, f"docs/usage.md has no section for `agenthropic {name}`"
+        section = usage.split(f"## agenthropic {name}", 1)[1].split("\n## ", 1)[0]
+        for action in command._actions:
+            for flag in action.option_strings:
+                if flag not in ("-h", "--help"):
+                    assert f"`{flag}" in section or f"{flag}`" in section, f"docs/usage.md does not document {name} {flag}"
