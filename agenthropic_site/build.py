@@ -263,9 +263,19 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
         renderer = Renderer(model, cache, writer, config.theme, log)
-        previous = set(renderer.previous) or None  # None: no record (a new cache), so look at every file
-        result.pages_rendered = renderer.render_all().rendered
-        writer.finish(previous)
+        # Without a record of the last build's outputs (a new cache), or after a build that did not
+        # finish (its temporary files may be left), every file under the output folder is looked at.
+        previous = set(renderer.previous) if renderer.previous and not cache.render_interrupted() else None
+        cache.set_render_interrupted(True)
+        try:
+            result.pages_rendered = renderer.render_all().rendered
+            writer.finish(previous)
+        except BaseException:
+            writer.abort()
+            raise
+        # Recorded only once every output is in place: a failed build leaves the old record too.
+        cache.set_output_digests(renderer.digests, renderer.previous)
+        cache.set_render_interrupted(False)
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)
         result.files_removed = len(writer.removed)

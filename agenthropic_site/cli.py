@@ -27,7 +27,7 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 DEFAULT_PORT = 8765
 # Modules that add subcommands; each has `register(subparsers)` and keeps its imports light.
-COMMAND_MODULES: tuple[str, ...] = ("agenthropic_site.hooks",)
+COMMAND_MODULES: tuple[str, ...] = ("agenthropic_site.hooks", "agenthropic_site.archive", "agenthropic_site.compare", "agenthropic_site.verify")
 
 DESCRIPTION = """\
 Turn Claude Code's session transcripts (~/.claude/projects) into a static HTML site:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.
         watched = watch_paths(config)
         try:
             for _changes in watchfiles.watch(*watched, debounce=DEBOUNCE_MS, step=QUIET_MS, stop_event=stop,
-                                             rust_timeout=PERIODIC_MS, yield_on_timeout=True, raise_interrupt=False):
+                                             rust_timeout=PERIODIC_MS, yield_on_timeout=True):
                 if run_pass(config, log, state) == "ingested":
                     on_built()
                 if watch_paths(config) != watched:
@@ -142,19 +143,62 @@ def serve_and_watch(config: BuildConfig, log: Callable[[str], None], port: int) 
     stop = threading.Event()
     worker = threading.Thread(target=watch_loop, args=(config, log, stop, touch), daemon=True)
     worker.start()
-    server = Server()
+    class ReloadingServer(Server):
+        # livereload injects an inline loader script, which the pages' Content-Security-Policy
+        # (scripts only from the site's own origin) rightly blocks: load its client by src instead.
+        def get_web_handlers(self, script: bytes) -> list:
+            return super().get_web_handlers(f'<script src="/livereload.js?port={port}"></script>'.encode())
+
+    server = ReloadingServer(app=site_app(config.out))
     # Browsers reload only after a completed build: livereload watches a stamp the loop touches
     # when every page of a build is in place (pages are written atomically, never half).
     server.watch(str(stamp))
     log(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
     try:
-        server.serve(host="127.0.0.1", port=port, root=str(config.out), open_url_delay=None, restart_delay=0)
+        server.serve(host="127.0.0.1", port=port, open_url_delay=None, restart_delay=0)
     except KeyboardInterrupt:
         pass
     finally:
         stop.set()
         worker.join(timeout=10)
     return 0
+
+
+CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                 ".json": "application/json", ".svg": "image/svg+xml", ".png": "image/png"}
+
+
+def site_app(root: Path) -> Callable:
+    """Return a WSGI app serving the site read-only, each file read whole through one descriptor.
+
+    A file is read in one go from one open descriptor, so a page replaced mid-request (pages
+    are replaced atomically) is served whole, old or new, never a mix; nothing outside the
+    output folder is served.
+    """
+    base = os.path.realpath(root)
+
+    def app(environ: dict, start_response: Callable) -> list[bytes]:
+        path = environ.get("PATH_INFO", "/")
+        if environ.get("REQUEST_METHOD", "GET") not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed", [("Content-Type", "text/plain")])
+            return [b"read only\n"]
+        target = os.path.realpath(os.path.join(base, path.lstrip("/")))
+        if os.path.isdir(target):
+            target = os.path.join(target, "index.html")
+        if os.path.commonpath([target, base]) != base or os.path.basename(target).startswith("."):
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found\n"]
+        try:
+            with open(target, "rb") as handle:
+                body = handle.read()
+        except OSError:
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found\n"]
+        content_type = CONTENT_TYPES.get(os.path.splitext(target)[1], "application/octet-stream")
+        start_response("200 OK", [("Content-Type", content_type), ("Cache-Control", "no-store")])
+        return [body]
+
+    return app
 
 
 def watch_forever(config: BuildConfig, log: Callable[[str], None]) -> int:

@@ -235,3 +235,54 @@ def test_hostile_session_page_shows_the_payloads_as_text(hostile_site: Path, con
     # The line with a lone surrogate is reported, not fatal.
     assert page.locator("ul.warnings", has_text="invalid-json").is_visible()
 
+
+
+def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> None:
+    """`build --watch --serve`: an open page reloads after the next completed build, with no CSP error."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from conftest import DEMO_CORPUS, DEMO_NOW
+
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "agenthropic_site", "build", "--watch", "--serve", "--port", str(port),
+                                "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        for _ in range(300):
+            if (out / "index.html").is_file():
+                try:
+                    if page.goto(f"http://127.0.0.1:{port}/index.html").status == 200:
+                        break
+                except Exception:  # noqa: BLE001 - the server is still starting
+                    pass
+            time.sleep(0.1)
+        page.evaluate("window.__before_reload = 1")
+        time.sleep(1.5)  # let livereload's client connect
+        main = next(corpus.rglob("0bc7a4f3-9ec7-4477-8626-53233c4bcc4d.jsonl"))
+        line = main.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1].replace(b'"msg_', b'"msg_reload_', 1)
+        started = time.monotonic()
+        with main.open("ab") as handle:
+            handle.write(line + b"\n")
+        reloaded = False
+        while time.monotonic() - started < 15 and not reloaded:
+            try:
+                reloaded = page.evaluate("typeof window.__before_reload") == "undefined"
+            except Exception:  # noqa: BLE001 - the page is navigating: look again
+                pass
+            time.sleep(0.05)
+        assert reloaded, "the open page did not reload after the build"
+        assert errors == []
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)

@@ -151,7 +151,7 @@ def test_serve_binds_to_loopback_and_never_serves_half_a_page(tmp_path: Path) ->
                 handle.write(new_request_line(f"msg_serve_{index}", 3))
             for _ in range(8):
                 body = _fetch(url)
-                assert body is not None and body.rstrip().endswith(b"</html>"), "a half-written page was served"
+                assert body is not None and body.rstrip().endswith(b"</html>"), f"a half-written page was served: {FETCH_ERRORS[-1:]}"
                 fetched += 1
                 time.sleep(0.02)
         assert fetched == 120
@@ -164,9 +164,13 @@ def test_serve_binds_to_loopback_and_never_serves_half_a_page(tmp_path: Path) ->
     assert code == 0
 
 
+FETCH_ERRORS: list[str] = []
+
+
 def _fetch(url: str) -> bytes | None:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.read()
-    except OSError:
+    except Exception as exc:  # noqa: BLE001 - recorded for the assertion message
+        FETCH_ERRORS.append(repr(exc))
         return None

@@ -369,6 +369,16 @@ class Cache:
             (stale_before,),
         ))
 
+    def render_interrupted(self) -> bool:
+        """Tell whether the last rendering stopped before it finished."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'rendering'").fetchone()
+        return row is not None and row[0] == "1"
+
+    def set_render_interrupted(self, rendering: bool) -> None:
+        """Mark rendering as started (True) or finished (False)."""
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('rendering', ?)", ("1" if rendering else "0",))
+
     def excluded_count(self) -> int:
         """Count the sessions left out of the totals for want of a price."""
         return self.conn.execute("SELECT COUNT(*) FROM sessions WHERE excluded_reason IS NOT NULL").fetchone()[0]

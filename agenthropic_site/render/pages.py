@@ -157,7 +157,6 @@ class Renderer:
                 self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
         for session in self.model.sessions.values():
             self.render_session(session)
-        self.cache.set_output_digests(self.digests, self.previous)
         return self.stats
 
     def render_session(self, session: SessionView) -> None:

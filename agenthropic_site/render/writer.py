@@ -11,6 +11,7 @@ from pathlib import Path
 from agenthropic_site.config import ConfigError
 
 MARKER = ".agenthropic-site"
+TEMP_PREFIX = ".tmp-"
 MARKER_TEXT = b"This folder is written by `agenthropic build`; its files are replaced on every build.\n"
 # Every output path is made of ids the tool validated; this is the last line of defence.
 SAFE_PART_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$")
@@ -35,16 +36,22 @@ def prepare_output(out: Path) -> None:
 
 @dataclass
 class SiteWriter:
-    """Collect output files; write those whose bytes changed; remove those no longer produced."""
+    """Collect output files; stage those whose bytes changed; publish them all at once at the end.
+
+    Changed files are first written beside their targets as temporary files; only when every
+    one of them is written are they moved into place (`commit`), so a build that fails part
+    way — a full disk, a read-only folder, a bug — leaves the previous site as it was.
+    """
 
     out: Path
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     _produced: set[str] = field(default_factory=set)
+    _staged: list[tuple[str, Path]] = field(default_factory=list)
 
     def write(self, rel: str, data: bytes) -> None:
-        """Write one file under the output folder unless it already holds these bytes."""
+        """Stage one file under the output folder unless it already holds these bytes."""
         parts = rel.split("/")
         if not all(SAFE_PART_RE.match(part) for part in parts):
             raise OutputError(f"unsafe output path {rel!r}")
@@ -55,22 +62,33 @@ class SiteWriter:
                 self.unchanged.append(rel)
                 return
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".part")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                # mkstemp makes 0600 files; a published site is world-readable.
-                os.chmod(temp, 0o644)
-                os.replace(temp, target)
-            except BaseException:
-                try:
-                    os.unlink(temp)
-                except FileNotFoundError:
-                    pass
-                raise
+            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX, suffix=".part")
+            self._staged.append((temp, target))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            # mkstemp makes 0600 files; a published site is world-readable.
+            os.chmod(temp, 0o644)
         except OSError as exc:
             raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
         self.written.append(rel)
+
+    def commit(self) -> None:
+        """Move every staged file into place (renames need no space, so this part does not fail on a full disk)."""
+        try:
+            for temp, target in self._staged:
+                os.replace(temp, target)
+        except OSError as exc:
+            raise OutputError(f"cannot publish {target}: {exc.strerror or exc}") from None
+        self._staged.clear()
+
+    def abort(self) -> None:
+        """Remove staged files: the previous site stays exactly as it was."""
+        for temp, _ in self._staged:
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
+        self._staged.clear()
 
     def keep(self, rel: str) -> bool:
         """Keep a file from the last build as it is, if it is still there; return whether it was."""
@@ -87,6 +105,7 @@ class SiteWriter:
         without it every file under the output folder is.
         """
         self._produced.add(MARKER)
+        self.commit()
         if previous is not None:
             stale = sorted(previous - self._produced)
             for rel in stale:

@@ -1,0 +1,243 @@
+"""`agenthropic snapshot`: deterministic archives of a built site, and reading a site or snapshot.
+
+A snapshot is a gzip-compressed POSIX tar file. `MANIFEST.json` is its first member (so a
+streaming reader knows what follows); the site's files follow in sorted path order, each at
+the top level of the archive, so extracting it into an empty folder gives back the site.
+Every member is a regular file with mode 0644, owner 0:0 without names, and the mtime of
+`$SOURCE_DATE_EPOCH` (else 0); the gzip header carries no file name and mtime 0. The same
+site therefore always gives the same archive bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import os
+import stat
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Callable, Mapping
+
+import orjson
+
+from agenthropic_site.config import ConfigError, is_inside
+from agenthropic_site.render.writer import MARKER
+
+MANIFEST = "MANIFEST.json"
+MANIFEST_FORMAT = "agenthropic-snapshot/1"
+# A snapshot given to `diff` is untrusted: bound what it may make us hold in memory.
+MAX_SNAPSHOT_BYTES = 4 * 1024**3
+SNAPSHOT_SUFFIXES = (".tar.gz", ".tgz")
+# A redaction pass (planned: `--redact`) maps each file's bytes before they are archived.
+Redactor = Callable[[str, bytes], bytes]
+
+
+class ArchiveError(Exception):
+    """A site folder or snapshot cannot be read, or a snapshot cannot be written (exit code 2)."""
+
+
+def snapshot_mtime(env: Mapping[str, str]) -> int:
+    """Return the members' mtime: `$SOURCE_DATE_EPOCH` when set, else 0."""
+    text = env.get("SOURCE_DATE_EPOCH", "").strip()
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise ConfigError(f"SOURCE_DATE_EPOCH is not a whole, non-negative number of seconds: {text!r}")
+    return int(text)
+
+
+def check_member_name(name: str) -> str:
+    """Return a relative POSIX path unchanged, or raise ArchiveError for anything that could escape."""
+    parts = name.split("/")
+    if (
+        not name
+        or name.startswith("/")
+        or "\\" in name
+        or any(part in ("", ".", "..") for part in parts)
+        or not name.isprintable()
+    ):
+        raise ArchiveError(f"unsafe path in the snapshot: {name!r}")
+    return name
+
+
+def read_site(site: Path) -> dict[str, bytes]:
+    """Read every file of a site folder built by agenthropic; links and special files are refused."""
+    if not site.is_dir():
+        raise ArchiveError(f"site folder not found: {site}")
+    if not (site / MARKER).is_file():
+        raise ArchiveError(f"{site} is not a site built by agenthropic (no {MARKER} file)")
+
+    def fail(exc: OSError) -> None:
+        raise ArchiveError(f"cannot read the site folder: {exc.filename}: {exc.strerror}")
+
+    files: dict[str, bytes] = {}
+    for folder, dirnames, filenames in os.walk(site, onerror=fail):
+        for name in sorted(dirnames + filenames):
+            path = os.path.join(folder, name)
+            rel = Path(path).relative_to(site).as_posix()
+            try:
+                mode = os.lstat(path).st_mode
+                if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                    raise ArchiveError(f"the site folder holds a link or special file: {rel}")
+                if stat.S_ISREG(mode):
+                    with open(path, "rb", opener=_no_follow) as handle:
+                        files[rel] = handle.read()
+            except OSError as exc:
+                raise ArchiveError(f"cannot read {rel} in the site folder: {exc.strerror or exc}") from None
+    return dict(sorted(files.items()))
+
+
+def _no_follow(path: str, flags: int) -> int:
+    # The walk saw a regular file; refuse a link swapped in since.
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
+def manifest_bytes(files: Mapping[str, bytes]) -> bytes:
+    """Return the manifest: path, size and SHA-256 of every file, sorted, as JSON with sorted keys."""
+    entries = [{"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)} for rel, data in sorted(files.items())]
+    return orjson.dumps({"files": entries, "format": MANIFEST_FORMAT}, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def write_snapshot(files: Mapping[str, bytes], out: Path, mtime: int = 0) -> None:
+    """Write the files and their manifest as a deterministic tar.gz, replacing `out` atomically."""
+    if MANIFEST in files:
+        raise ArchiveError(f"the site has a file named {MANIFEST}, which the snapshot needs for its manifest")
+    members = [(MANIFEST, manifest_bytes(files)), *sorted(files.items())]
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=out.parent, prefix=".tmp-", suffix=".part")
+    except OSError as exc:
+        raise ArchiveError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            # filename="" and mtime=0: the gzip header must not depend on where or when it was made.
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as zipped:
+                with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar:
+                    for rel, data in members:
+                        tar.addfile(_member(rel, len(data), mtime), io.BytesIO(data))
+        os.chmod(temp, 0o644)
+        os.replace(temp, out)
+    except BaseException as exc:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        if isinstance(exc, OSError):
+            raise ArchiveError(f"cannot write {out}: {exc.strerror or exc}") from None
+        raise
+
+
+def _member(rel: str, size: int, mtime: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(rel)
+    info.type = tarfile.REGTYPE
+    info.size = size
+    info.mtime = mtime
+    info.mode = 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def snapshot_site(site: Path, out: Path, *, mtime: int = 0, redact: Redactor | None = None) -> dict[str, bytes]:
+    """Archive a built site into `out` (mapped through `redact` when given); return what was archived."""
+    files = read_site(site)
+    if redact is not None:
+        files = {rel: redact(rel, data) for rel, data in files.items()}
+    write_snapshot(files, out, mtime)
+    return files
+
+
+def read_snapshot(path: Path) -> dict[str, bytes]:
+    """Read a snapshot into memory without extracting it, checked against its manifest."""
+    members: dict[str, bytes] = {}
+    total = 0
+    try:
+        with tarfile.open(path, mode="r:gz", encoding="utf-8") as tar:
+            for member in tar:
+                name = check_member_name(member.name)
+                if member.isdir():
+                    continue
+                if not member.isreg():
+                    raise ArchiveError(f"the snapshot holds a link or special file: {name}")
+                if name in members:
+                    raise ArchiveError(f"the snapshot holds {name} twice")
+                total += member.size
+                if total > MAX_SNAPSHOT_BYTES:
+                    raise ArchiveError(f"the snapshot holds more than {MAX_SNAPSHOT_BYTES // 1024**3} GiB")
+                handle = tar.extractfile(member)
+                members[name] = handle.read() if handle is not None else b""
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise ArchiveError(f"not a readable snapshot: {path} ({exc})") from None
+    manifest = members.pop(MANIFEST, None)
+    if manifest is None or MARKER not in members:
+        raise ArchiveError(f"not a snapshot of an agenthropic site (no {MANIFEST} or {MARKER}): {path}")
+    try:
+        expected = orjson.loads(manifest)
+        if expected["format"] != MANIFEST_FORMAT:
+            raise ArchiveError(f"unknown snapshot format {expected['format']!r}: {path}")
+        listed = {entry["path"]: (entry["size"], entry["sha256"]) for entry in expected["files"]}
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ArchiveError(f"the snapshot's {MANIFEST} is malformed: {path} ({exc})") from None
+    actual = {rel: (len(data), hashlib.sha256(data).hexdigest()) for rel, data in members.items()}
+    if listed != actual:
+        differing = sorted(set(listed) ^ set(actual) | {rel for rel in set(listed) & set(actual) if listed[rel] != actual[rel]})
+        raise ArchiveError(f"the snapshot does not match its manifest: {differing[0]}")
+    return dict(sorted(members.items()))
+
+
+def read_tree(path: Path) -> dict[str, bytes]:
+    """Read a site folder or a snapshot into {relative path: bytes}."""
+    if path.is_dir():
+        return read_site(path)
+    if path.is_file():
+        return read_snapshot(path)
+    raise ArchiveError(f"no site folder or snapshot at {path}")
+
+
+def default_snapshot_path(site: Path) -> Path:
+    """Return `<site>-snapshot.tar.gz` beside the site folder, never inside it."""
+    resolved = site.resolve()
+    return resolved.parent / f"{resolved.name or 'site'}-snapshot.tar.gz"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `snapshot` command."""
+    command = subparsers.add_parser(
+        "snapshot",
+        help="write a deterministic .tar.gz archive of a built site, with a manifest",
+        description="Archive a site built by `agenthropic build` as a .tar.gz whose bytes depend only on the site's "
+        "files: sorted members, owner 0:0, mode 0644, mtime $SOURCE_DATE_EPOCH (else 0), no time or name in the gzip "
+        f"header. {MANIFEST} (the first member) lists every file's path, size and SHA-256; the site's files follow "
+        "at the top level of the archive. Exit codes: 0 written; 2 usage error, unreadable site or unwritable archive.",
+    )
+    command.add_argument("--site", type=Path, default=Path("site"), metavar="DIR",
+                         help="the built site folder to archive; it must hold the .agenthropic-site marker (default: ./site)")
+    command.add_argument("--out", type=Path, metavar="FILE",
+                         help="the archive to write, ending in .tar.gz or .tgz; never inside the site folder "
+                         "(default: <site>-snapshot.tar.gz beside the site folder)")
+    command.set_defaults(handler=run_snapshot)
+
+
+def run_snapshot(args: argparse.Namespace) -> int:
+    """Write the snapshot and print its path; return the exit code."""
+    from agenthropic_site.cli import EXIT_OK, EXIT_USAGE
+
+    site: Path = args.site
+    out: Path = args.out if args.out is not None else default_snapshot_path(site)
+    try:
+        if not out.name.endswith(SNAPSHOT_SUFFIXES):
+            raise ConfigError(f"the snapshot name must end in .tar.gz or .tgz: {out}")
+        if is_inside(out, site):
+            raise ConfigError(f"the snapshot {out} would be inside the site folder {site}; choose another --out")
+        if out.is_dir():
+            raise ConfigError(f"the snapshot path is a folder: {out}")
+        snapshot_site(site, out, mtime=snapshot_mtime(os.environ))
+    except (ArchiveError, ConfigError) as exc:
+        print(f"agenthropic: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(out)
+    return EXIT_OK

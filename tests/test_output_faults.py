@@ -1,0 +1,47 @@
+"""A build that cannot write its output ends with a clear error and leaves the previous site as it was."""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import agenthropic_site.render.writer as writer_module
+from conftest import build, tree_bytes
+
+SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
+
+
+def fail_after(monkeypatch: pytest.MonkeyPatch, count: int, error: int) -> None:
+    """Let `count` output files be staged, then fail like a full (or read-only) disk."""
+    real = tempfile.mkstemp
+    calls = [0]
+
+    def mkstemp(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] > count:
+            raise OSError(error, "simulated")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(writer_module.tempfile, "mkstemp", mkstemp)
+
+
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EROFS])
+def test_a_failed_write_keeps_the_previous_site(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str], error: int) -> None:
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    assert build(demo_corpus, out, cache) == 1
+    before = tree_bytes(out)
+    # Change every page (a new theme stylesheet changes no page, so change the data instead).
+    shutil.rmtree(next(p for p in demo_corpus.rglob("*") if p.name == SESSION and p.is_dir()))
+    next(demo_corpus.rglob(f"{SESSION}.jsonl")).unlink()
+    fail_after(monkeypatch, 2, error)
+    assert build(demo_corpus, out, cache) == 1
+    assert "the previous site was left as it was" in capsys.readouterr().err
+    assert tree_bytes(out) == before  # not one file changed, no temporary file left
+    monkeypatch.undo()
+    assert build(demo_corpus, out, cache) == 1  # the next build succeeds and the site follows the corpus
+    assert not (out / "sessions" / SESSION).exists()

@@ -1,0 +1,77 @@
+"""`agenthropic verify`: passes on the demo corpus, names the failing check on a planted fault."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.cli import main
+from agenthropic_site.verify import exit_code, forest_problems, run_checks
+from conftest import DEMO_NOW, tree_bytes
+
+CHECKS = ["deterministic", "token-truth", "dag", "incremental"]
+# A build that writes random bytes into a page after building: nondeterminism planted on purpose.
+NOISY_BUILD = """\
+import os
+import sys
+
+from agenthropic_site.cli import main
+
+code = main(sys.argv[1:])
+out = sys.argv[sys.argv.index("--out") + 1]
+with open(os.path.join(out, "index.html"), "ab") as handle:
+    handle.write(os.urandom(16))
+sys.exit(code)
+"""
+
+
+def test_verify_passes_on_the_demo_corpus_and_leaves_nothing_behind(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    corpus_before = tree_bytes(demo_corpus)
+    assert main(["verify", "--corpus", str(demo_corpus), "--now", DEMO_NOW, "-q"]) == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert rows == [[name, "pass"] for name in CHECKS]
+    assert tree_bytes(demo_corpus) == corpus_before  # read-only: the append happened on a copy
+    assert list(temp.iterdir()) == []
+
+
+def test_verify_names_the_check_a_planted_fault_breaks(demo_corpus: Path, tmp_path: Path) -> None:
+    script = tmp_path / "noisy_build.py"
+    script.write_text(NOISY_BUILD)
+    work = tmp_path / "work"
+    work.mkdir()
+    checks = run_checks(demo_corpus, work, now=DEMO_NOW, build_command=(sys.executable, str(script), "build"))
+    status = {check.name: check for check in checks}
+    assert [check.name for check in checks] == CHECKS
+    assert status["deterministic"].status == "fail" and "index.html" in status["deterministic"].detail
+    assert status["incremental"].status == "fail"
+    assert status["token-truth"].status == status["dag"].status == "pass"
+    assert exit_code(checks) == 1
+
+
+def test_a_missing_corpus_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "--corpus", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not found" in err
+
+
+def test_the_dag_check_finds_cycles_second_parents_and_orphans() -> None:
+    def doc(edges: list[tuple[str, str]], unlinked: tuple[str, ...] = ()) -> dict:
+        parents = {child: parent for parent, child in edges}
+        agents = [{"agent_id": a, "parent_agent_id": parents.get(a)} for a in ("main", "a", "b", "c")]
+        return {"session_id": "main", "agents": agents, "unlinked_agents": list(unlinked),
+                "edges": [{"parent": p, "child": c, "source": "test"} for p, c in edges]}
+
+    assert forest_problems(doc([("main", "a"), ("a", "b"), ("main", "c")])) == []
+    assert forest_problems(doc([("main", "a"), ("a", "b")], unlinked=("c",))) == []
+    assert any("cycle" in p for p in forest_problems(doc([("main", "a"), ("b", "c"), ("c", "b")])))
+    assert any("two parents" in p for p in forest_problems(doc([("main", "a"), ("main", "b"), ("a", "c"), ("b", "c")])))
+    assert any("not listed as unlinked" in p for p in forest_problems(doc([("main", "a"), ("main", "b")])))
+    assert any("does not have" in p for p in forest_problems(doc([("main", "a"), ("main", "b"), ("main", "c"), ("main", "ghost")])))
