@@ -171,18 +171,23 @@ def _pricing(args: argparse.Namespace) -> int:
         config = _config(args)
         prices = load_price_table(config.pricing)
         models = corpus_models(config, log)
-    except (CorpusRootError, ConfigError, PricingFileError) as exc:
-        print(f"agenthropic: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ContainmentError as exc:
-        print(f"FATAL: corpus containment violation - {exc}", file=sys.stderr)
-        return EXIT_CONTAINMENT
+    except (CorpusRootError, ConfigError, PricingFileError, ContainmentError) as exc:
+        return _report(exc)
     unpriced = {model: count for model, count in models.items() if model != "<synthetic>" and prices.family(model) is None}
     if args.json:
         sys.stdout.write(price_table_json(prices, models, unpriced))
     else:
         sys.stdout.write(price_table_text(prices, models, unpriced))
     return EXIT_FAILURES if unpriced else EXIT_OK
+
+
+def _report(exc: Exception) -> int:
+    """Print one line for an error the user can fix and return its exit code."""
+    if isinstance(exc, ContainmentError):
+        print(f"FATAL: corpus containment violation - {exc}", file=sys.stderr)
+        return EXIT_CONTAINMENT
+    print(f"agenthropic: {exc}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -204,12 +209,8 @@ def _build(args: argparse.Namespace) -> int:
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
         result = run_build(config, log)
-    except (CorpusRootError, ConfigError, PricingFileError) as exc:
-        print(f"agenthropic: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ContainmentError as exc:
-        print(f"FATAL: corpus containment violation - {exc}", file=sys.stderr)
-        return EXIT_CONTAINMENT
+    except (CorpusRootError, ConfigError, PricingFileError, ContainmentError) as exc:
+        return _report(exc)
     except OutputError as exc:
         print(f"agenthropic: {exc}; the previous site was left as it was", file=sys.stderr)
         return EXIT_FAILURES
