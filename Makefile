@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEMO_NOW := 2026-06-01T00:00:00Z
 DEMO_CACHE := .cache/demo
 
-.PHONY: install site test fixtures clean
+.PHONY: install site test fixtures bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ test: $(STAMP)
 # Regenerate the demo corpus and its ground truth (then run `make site` to refresh site/).
 fixtures: $(STAMP)
 	$(BIN)/python -m fixtures.generate
+
+# agenthropic against claude-code-log on a generated 500-session corpus (docs/benchmarks.md);
+# claude-code-log is installed into bench/.work/ccl-venv, never into the project's venv.
+bench: $(STAMP)
+	$(BIN)/python bench/compare_claude_code_log.py
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis build dist
