@@ -32,7 +32,8 @@ MANIFEST_FORMAT = "agenthropic-snapshot/1"
 # A snapshot given to `diff` is untrusted: bound what it may make us hold in memory.
 MAX_SNAPSHOT_BYTES = 4 * 1024**3
 SNAPSHOT_SUFFIXES = (".tar.gz", ".tgz")
-# A redaction pass (planned: `--redact`) maps each file's bytes before they are archived.
+# A redaction pass maps each file's bytes before they are archived (render/redact.py's
+# `Redactor.file` by default; `--no-redact` archives the site's bytes as they are).
 Redactor = Callable[[str, bytes], bytes]
 
 
@@ -96,17 +97,19 @@ def _no_follow(path: str, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
 
 
-def manifest_bytes(files: Mapping[str, bytes]) -> bytes:
-    """Return the manifest: path, size and SHA-256 of every file, sorted, as JSON with sorted keys."""
+def manifest_bytes(files: Mapping[str, bytes], redactions: Mapping[str, int] | None = None) -> bytes:
+    """Return the manifest: path, size and SHA-256 of every file, sorted, and the masks made by kind
+    (`redactions`, null when the files were not redacted), as JSON with sorted keys."""
     entries = [{"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)} for rel, data in sorted(files.items())]
-    return orjson.dumps({"files": entries, "format": MANIFEST_FORMAT}, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    document = {"files": entries, "format": MANIFEST_FORMAT, "redactions": None if redactions is None else dict(redactions)}
+    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
 
 
-def write_snapshot(files: Mapping[str, bytes], out: Path, mtime: int = 0) -> None:
+def write_snapshot(files: Mapping[str, bytes], out: Path, mtime: int = 0, redactions: Mapping[str, int] | None = None) -> None:
     """Write the files and their manifest as a deterministic tar.gz, replacing `out` atomically."""
     if MANIFEST in files:
         raise ArchiveError(f"the site has a file named {MANIFEST}, which the snapshot needs for its manifest")
-    members = [(MANIFEST, manifest_bytes(files)), *sorted(files.items())]
+    members = [(MANIFEST, manifest_bytes(files, redactions)), *sorted(files.items())]
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=out.parent, prefix=".tmp-", suffix=".part")
@@ -142,12 +145,17 @@ def _member(rel: str, size: int, mtime: int) -> tarfile.TarInfo:
     return info
 
 
-def snapshot_site(site: Path, out: Path, *, mtime: int = 0, redact: Redactor | None = None) -> dict[str, bytes]:
-    """Archive a built site into `out` (mapped through `redact` when given); return what was archived."""
+def snapshot_site(
+    site: Path, out: Path, *, mtime: int = 0, redact: Redactor | None = None, counts: Callable[[], Mapping[str, int]] | None = None
+) -> dict[str, bytes]:
+    """Archive a built site into `out` (mapped through `redact` when given); return what was archived.
+
+    `counts`, called once every file is mapped, gives the masks made by kind for the manifest.
+    """
     files = read_site(site)
     if redact is not None:
         files = {rel: redact(rel, data) for rel, data in files.items()}
-    write_snapshot(files, out, mtime)
+    write_snapshot(files, out, mtime, counts() if counts is not None else None)
     return files
 
 
@@ -212,13 +220,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Archive a site built by `agenthropic build` as a .tar.gz whose bytes depend only on the site's "
         "files: sorted members, owner 0:0, mode 0644, mtime $SOURCE_DATE_EPOCH (else 0), no time or name in the gzip "
         f"header. {MANIFEST} (the first member) lists every file's path, size and SHA-256; the site's files follow "
-        "at the top level of the archive. Exit codes: 0 written; 2 usage error, unreadable site or unwritable archive.",
+        "at the top level of the archive. Credential shapes (API keys, tokens, private keys) in the HTML and JSON "
+        f"files are masked unless --no-redact is given; {MANIFEST} counts the masks by kind, never what they were. "
+        "Exit codes: 0 written; 2 usage error, unreadable site or unwritable archive.",
     )
     command.add_argument("--site", type=Path, default=Path("site"), metavar="DIR",
                          help="the built site folder to archive; it must hold the .agenthropic-site marker (default: ./site)")
     command.add_argument("--out", type=Path, metavar="FILE",
                          help="the archive to write, ending in .tar.gz or .tgz; never inside the site folder "
                          "(default: <site>-snapshot.tar.gz beside the site folder)")
+    command.add_argument("--no-redact", dest="redact", action="store_false",
+                         help="archive the site's bytes as they are, without masking credential shapes in its HTML and JSON "
+                         "files (default: mask them, as build --redact does)")
     command.set_defaults(handler=run_snapshot)
 
 
@@ -235,7 +248,17 @@ def run_snapshot(args: argparse.Namespace) -> int:
             raise ConfigError(f"the snapshot {out} would be inside the site folder {site}; choose another --out")
         if out.is_dir():
             raise ConfigError(f"the snapshot path is a folder: {out}")
-        snapshot_site(site, out, mtime=snapshot_mtime(os.environ))
+        if args.redact:
+            from agenthropic_site.render.redact import Redactor as Masks
+
+            masks = Masks()
+            snapshot_site(site, out, mtime=snapshot_mtime(os.environ), redact=masks.file, counts=masks.report)
+            masked = {kind: count for kind, count in masks.report().items() if count}
+            if masked:
+                listed = ", ".join(f"{kind} {count}" for kind, count in masked.items())
+                print(f"agenthropic: masked {sum(masked.values())} credential(s) in the snapshot: {listed}", file=sys.stderr)
+        else:
+            snapshot_site(site, out, mtime=snapshot_mtime(os.environ))
     except (ArchiveError, ConfigError) as exc:
         print(f"agenthropic: {exc}", file=sys.stderr)
         return EXIT_USAGE

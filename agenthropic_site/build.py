@@ -262,7 +262,7 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
-        renderer = Renderer(model, cache, writer, config.theme, log)
+        renderer = Renderer(model, cache, writer, config.theme, log, redact=config.redact)
         # Without a record of the last build's outputs (a new cache), or after a build that did not
         # finish (its temporary files may be left), every file under the output folder is looked at.
         previous = set(renderer.previous) if renderer.previous and not cache.render_interrupted() else None
@@ -275,6 +275,8 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
             raise
         # Recorded only once every output is in place: a failed build leaves the old record too.
         cache.set_output_digests(renderer.digests, renderer.previous)
+        if config.redact:
+            cache.set_redaction_counts(renderer.redaction_record())
         cache.set_render_interrupted(False)
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)
@@ -301,6 +303,7 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
         repr(cache.stale_agents(config.now, config.watchdog_minutes)),
         repr(cache.event_counts()),
         str(cache.spool_bad_lines()),
+        f"redact={config.redact}",
     ):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()

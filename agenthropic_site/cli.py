@@ -83,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build.add_argument("--serve", action="store_true", help="with --watch: serve the site on 127.0.0.1 and reload open pages after each build")
     build.add_argument("--port", type=_positive, default=DEFAULT_PORT, metavar="N", help=f"with --serve: the port (default: {DEFAULT_PORT})")
+    build.add_argument(
+        "--redact", action="store_true",
+        help="mask credential shapes (API keys such as sk-ant-..., AWS keys, GitHub and Slack tokens, private key blocks, "
+        "bearer tokens, api_key=... values) in every page and JSON file; the build report counts the masks by kind. "
+        "The cache keeps the transcripts as they are",
+    )
     build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     build.set_defaults(handler=_build)
 
@@ -133,6 +139,7 @@ def _config(args: argparse.Namespace) -> BuildConfig:
         max_depth=getattr(args, "max_depth", DEFAULT_MAX_DEPTH),
         watchdog_minutes=getattr(args, "watchdog_minutes", DEFAULT_WATCHDOG_MINUTES),
         quiet=args.quiet,
+        redact=getattr(args, "redact", False),
     )
     if config.pricing is not None and not config.pricing.is_file():
         raise ConfigError(f"pricing file not found: {config.pricing}")

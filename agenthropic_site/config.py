@@ -31,6 +31,7 @@ class BuildConfig:
     max_depth: int = DEFAULT_MAX_DEPTH
     watchdog_minutes: int = DEFAULT_WATCHDOG_MINUTES
     quiet: bool = False
+    redact: bool = False  # mask credential shapes in pages and JSON (render/redact.py)
     wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
 
 

@@ -72,6 +72,7 @@ class SiteModel:
     collisions: int
     hook_events: dict[str, int] = field(default_factory=dict)
     spool_bad_lines: int = 0
+    redactions: dict[str, int] | None = None  # masks made by kind with `build --redact`; None without
 
     @property
     def uncounted_files(self) -> int:

@@ -360,6 +360,20 @@ class Cache:
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('site_signature', ?)", (signature,))
 
+    def redaction_counts(self) -> dict[str, Any]:
+        """Return the last `--redact` build's masks in each session's transcripts: {session: [inputs digest, {kind: n}]}."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'redaction_counts'").fetchone()
+        try:
+            counts = orjson.loads(row[0]) if row else {}
+        except orjson.JSONDecodeError:
+            return {}
+        return counts if isinstance(counts, dict) else {}
+
+    def set_redaction_counts(self, counts: dict[str, Any]) -> None:
+        """Remember the masks counted in each session's transcripts (counts only, never the text)."""
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('redaction_counts', ?)", (_dumps(counts),))
+
     def stale_agents(self, now: datetime, watchdog_minutes: int) -> list[tuple[str, str]]:
         """Return the agents the watchdog shows as unknown at this clock (pages change when this does)."""
         stale_before = stale_cutoff(now, watchdog_minutes)

@@ -12,6 +12,8 @@ import graphviz
 from agenthropic_site.parse.model import INFERRED_SOURCES
 
 _COMMENT_RE = re.compile(rb"<!--.*?-->\s*", re.S)
+_PAGE_ID_RE = re.compile(rb'id="page\d+,\d+_graph0"')
+SVG_BATCH = 64
 # Graphviz 2.42 writes URL attributes into SVG without escaping quotes: only plain relative
 # paths made of validated ids may reach it.
 SAFE_HREF_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._/-]{0,300}$")
@@ -80,9 +82,35 @@ def render_svg(source: str, cached: Callable[[str], bytes | None], store: Callab
         raw = graphviz.Source(source).pipe(format="svg")
     except graphviz.ExecutableNotFound:
         return None
-    # Graphviz writes its version in a comment: drop comments so output does not depend on it.
-    svg = _COMMENT_RE.sub(b"", raw)
-    start = svg.find(b"<svg")
-    svg = svg[start:] if start >= 0 else svg
+    svg = _clean(raw)
     store(digest, svg)
     return svg
+
+
+def _clean(raw: bytes) -> bytes:
+    # Graphviz writes its version in a comment: drop comments so output does not depend on it.
+    svg = _COMMENT_RE.sub(b"", raw)
+    # Several graphs drawn by one `dot` name their groups page0,N_graph0: make it the single form.
+    svg = _PAGE_ID_RE.sub(b'id="graph0"', svg)
+    start = svg.find(b"<svg")
+    return svg[start:] if start >= 0 else svg
+
+
+def prerender_svgs(sources: list[str], cached: Callable[[str], bytes | None], store: Callable[[str, bytes], None]) -> None:
+    """Draw every uncached DOT source with one `dot` process per batch, filling the SVG cache.
+
+    Starting `dot` costs tens of milliseconds; a cold build of many sessions pays it once per
+    batch instead of once per graph. Anything not drawn here is drawn later, one by one.
+    """
+    todo = sorted({dot_digest(source): source for source in sources if cached(dot_digest(source)) is None}.items())
+    for start in range(0, len(todo), SVG_BATCH):
+        batch = todo[start : start + SVG_BATCH]
+        try:
+            raw = graphviz.pipe("dot", "svg", "\n".join(source for _, source in batch).encode("utf-8"))
+        except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+            return
+        documents = raw.split(b"<?xml")[1:]
+        if len(documents) != len(batch):
+            return  # an unexpected shape: leave these to the one-by-one path
+        for (digest, _), document in zip(batch, documents):
+            store(digest, _clean(b"<?xml" + document))

@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 CANONICAL_INSTANT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
+# What str.split() with no argument separates: runs of characters that are not whitespace.
+WORD_RE = re.compile(r"\S+")
 
 
 def text_of(value: Any) -> str | None:
@@ -24,9 +26,15 @@ def list_of(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+# No request has a billion tokens (1,000 times the largest context window). A larger count is
+# not a count: orjson reads integers up to 2^64 - 1 exactly, which SQLite's signed 64-bit
+# INTEGER cannot store and whose sums orjson cannot write back (tests/test_adversarial.py).
+MAX_COUNT = 10**9
+
+
 def count_of(value: Any) -> int | None:
-    """Return a non-negative integer count, or None (bools and floats are not counts)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    """Return a non-negative integer count up to MAX_COUNT, or None (bools and floats are not counts)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
         return value
     return None
 
@@ -54,6 +62,22 @@ def instant_of(value: Any) -> str | None:
     except (OverflowError, ValueError):
         return None
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def collapsed(text: str, limit: int) -> str:
+    """Return `" ".join(text.split())[:limit]` without splitting all of a long text.
+
+    Splitting a 50 MB prompt into words costs about 15 times its size in memory (word objects
+    and the list); only the first `limit` characters of the result are ever kept.
+    """
+    words: list[str] = []
+    size = -1
+    for match in WORD_RE.finditer(text):
+        words.append(match.group())
+        size += len(words[-1]) + 1
+        if size >= limit:
+            break
+    return " ".join(words)[:limit]
 
 
 def content_text(content: Any) -> str:

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthropic_site.parse.fields import content_text, count_of, dict_of, instant_of, list_of, text_of
+from agenthropic_site.parse.fields import collapsed, content_text, count_of, dict_of, instant_of, list_of, text_of
 from agenthropic_site.parse.lines import Record
 from agenthropic_site.parse.messages import MessageBuilder
 from agenthropic_site.parse.model import Compaction, LineError
@@ -221,7 +221,7 @@ def _user(facts: TranscriptFacts, record: Record, timestamp: str | None) -> None
     if len(facts.prompts) < SEARCH_PROMPTS and data.get("isMeta") is not True and data.get("isCompactSummary") is not True:
         prompt = prompt_text(text)
         if prompt:
-            facts.prompts.append(" ".join(prompt.split())[:SEARCH_PROMPT_CHARS])
+            facts.prompts.append(collapsed(prompt, SEARCH_PROMPT_CHARS))
             if facts.first_prompt is None:
                 facts.first_prompt = prompt
     facts.builder.add_user(data, timestamp)

@@ -158,5 +158,6 @@ def report_json(model: SiteModel) -> dict[str, Any]:
         "uncounted_transcripts": model.uncounted_files,
         "hook_events": model.hook_events,
         "hook_spool_bad_lines": model.spool_bad_lines,
+        "redactions": model.redactions,
         "sessions": len(model.sessions),
     }

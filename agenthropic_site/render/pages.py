@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -15,11 +16,13 @@ from markupsafe import Markup
 from agenthropic_site import __version__, code_identity
 from agenthropic_site.cache import Cache
 from agenthropic_site.gather import SiteModel
+from agenthropic_site.parse.model import Message
 from agenthropic_site.views import SessionView, encode_view
-from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, render_svg
+from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
 from agenthropic_site.render.markdown import render_markdown
+from agenthropic_site.render.redact import KINDS, Redactor
 from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
 from agenthropic_site.render.writer import SiteWriter
 
@@ -99,7 +102,9 @@ class Renderer:
     file still exists is neither rendered nor rewritten.
     """
 
-    def __init__(self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None]) -> None:
+    def __init__(
+        self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None], redact: bool = False
+    ) -> None:
         self.model = model
         self.cache = cache
         self.writer = writer
@@ -116,12 +121,23 @@ class Renderer:
             theme_digest(self.dirs),
             # Every page shows the lower-bound banner with these counts; graphs need `dot`.
             f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{model.uncounted_files}|"
-            f"{shutil.which('dot') is not None}".encode(),
+            f"{shutil.which('dot') is not None}|redact={redact}".encode(),
         )
+        # With --redact, every text the model shows is masked here, and each transcript as a page
+        # loads it; the masks in a session's transcripts are counted for the report and kept in the
+        # cache by the session's inputs, so a page that is not rendered is not read to count them.
+        self.redactor = Redactor() if redact else None
+        self.previous_redactions = cache.redaction_counts() if redact else {}
+        self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its transcripts}]
+        if self.redactor is not None:
+            self.redactor.model(model)
+
+    def _output_digest(self, rel: str, *parts: str) -> str:
+        return _digest(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
 
     def fresh(self, rel: str, *parts: str) -> bool:
         """Record `rel`'s input digest; return True (and keep the file) when it is unchanged."""
-        digest = _digest(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
+        digest = self._output_digest(rel, *parts)
         self.digests[rel] = digest
         if self.previous.get(rel) == digest and self.writer.keep(rel):
             return True
@@ -139,6 +155,20 @@ class Renderer:
         for rel, data in static_files(self.dirs).items():
             self.digests[f"static/{rel}"] = _digest(data)
             self.writer.write(f"static/{rel}", data)
+        for project in self.model.projects:
+            rel = f"projects/{project.key}/index.html"
+            members = "|".join(self.session_digest[s.session_id] for s in project.sessions)
+            if not self.fresh(rel, project.folder, project.display_name, members):
+                self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
+        self._prerender_graphs()
+        for session in self.model.sessions.values():
+            self.render_session(session)
+        if self.redactor is not None:
+            # The index and the report come last: they show the masks counted in every session.
+            totals = Counter(self.redactor.counts)
+            for _, counts in self.redactions.values():
+                totals.update(counts)
+            self.model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
         every = "|".join(f"{sid}:{digest}" for sid, digest in self.session_digest.items())
         site_wide = _digest(every.encode(), dump(index_json(self.model)))
         if not self.fresh("data/index.json", site_wide):
@@ -150,25 +180,47 @@ class Renderer:
             self.page("index.html", "index.html", chart=bar_chart(self.model.cost_by_day, "cost per day"), search_index=search_index)
         if not self.fresh("report.html", site_wide):
             self.page("report.html", "report.html")
-        for project in self.model.projects:
-            rel = f"projects/{project.key}/index.html"
-            members = "|".join(self.session_digest[s.session_id] for s in project.sessions)
-            if not self.fresh(rel, project.folder, project.display_name, members):
-                self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
-        for session in self.model.sessions.values():
-            self.render_session(session)
         return self.stats
+
+    def redaction_record(self) -> dict[str, Any]:
+        """Return the masks counted in each session's transcripts, for the cache (counts only)."""
+        return {sid: [key, {kind: n for kind, n in sorted(counts.items()) if n}] for sid, (key, counts) in sorted(self.redactions.items())}
+
+    def _transcript_masks(self, sid: str) -> Redactor | None:
+        """Return a Redactor to count the masks in this session's transcripts, or None when they are known."""
+        if self.redactor is None:
+            return None
+        key = _digest(self.site_digest.encode(), self.session_digest[sid].encode())
+        previous = self.previous_redactions.get(sid)
+        if (
+            isinstance(previous, list) and len(previous) == 2 and previous[0] == key and isinstance(previous[1], dict)
+            and all(isinstance(count, int) for count in previous[1].values())
+        ):
+            self.redactions[sid] = previous
+            return None
+        masks = Redactor()
+        self.redactions[sid] = [key, masks.counts]
+        return masks
+
+    def transcript(self, sid: str, agent_id: str, masks: Redactor | None) -> list[Message]:
+        """Load one agent's transcript, masked with --redact (its masks counted by `masks` when given)."""
+        messages = self.cache.transcript(sid, agent_id)
+        if self.redactor is not None:
+            (masks or Redactor()).messages(messages)
+        return messages
 
     def render_session(self, session: SessionView) -> None:
         """Render a session's page, its agents' pages and its JSON, each only when its inputs changed."""
         sid = session.session_id
         project = self.project_of[session.project]
-        # The view digest covers the fingerprint, so a transcript edit changes it too.
-        inputs = (self.session_digest[sid], project.key, project.display_name)
+        inputs = self._session_inputs(session)
         if not self.fresh(f"data/sessions/{sid}.json", *inputs):
             self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
         spawned = {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id")}
         agents = session.agent_map
+        # Set only with --redact when this session's masks are not known yet: then every
+        # transcript of the session is masked and counted, whether its page is rendered or not.
+        masks = self._transcript_masks(sid)
         rel = f"sessions/{sid}/index.html"
         if not self.fresh(rel, *inputs):
             self.page(
@@ -177,14 +229,20 @@ class Renderer:
                 session=session,
                 project=project,
                 graph=self.graph(session),
-                messages=self.cache.transcript(sid, sid),
+                messages=self.transcript(sid, sid, masks),
                 spawned=spawned,
                 agents=agents,
                 cumulative=step_chart(session.spend_over_time, "cumulative cost over time"),
             )
+        elif masks is not None:
+            self.transcript(sid, sid, masks)
         for agent in session.agents:
             rel = f"sessions/{sid}/agents/{agent.agent_id}.html"
-            if agent.agent_id == sid or self.fresh(rel, *inputs):
+            if agent.agent_id == sid:
+                continue
+            if self.fresh(rel, *inputs):
+                if masks is not None:
+                    self.transcript(sid, agent.agent_id, masks)
                 continue
             self.page(
                 rel,
@@ -193,12 +251,29 @@ class Renderer:
                 project=project,
                 agent=agent,
                 agents=agents,
-                messages=self.cache.transcript(sid, agent.agent_id),
+                messages=self.transcript(sid, agent.agent_id, masks),
                 spawned=spawned,
             )
 
-    def graph(self, session: SessionView) -> Markup | None:
-        """Return the session's agent tree as inline SVG, or None without Graphviz."""
+    def _session_inputs(self, session: SessionView) -> tuple[str, str, str]:
+        project = self.project_of[session.project]
+        # The view digest covers the fingerprint, so a transcript edit changes it too.
+        return (self.session_digest[session.session_id], project.key, project.display_name)
+
+    def _prerender_graphs(self) -> None:
+        """Draw the graphs of every session page about to be rendered with a few `dot` processes."""
+        sources = []
+        for session in self.model.sessions.values():
+            rel = f"sessions/{session.session_id}/index.html"
+            unchanged = self.previous.get(rel) == self._output_digest(rel, *self._session_inputs(session))
+            source = None if unchanged else self._dot(session)
+            if source is not None:
+                sources.append(source)
+        if sources:
+            prerender_svgs(sources, self.cache.svg, self.cache.put_svg)
+
+    def _dot(self, session: SessionView) -> str | None:
+        """Return the DOT source of a session's agent tree, or None when there is no tree to draw."""
         if session.excluded_reason or len(session.agents) < 2:
             return None
         on_path = set(session.critical_path) if len(session.critical_path) > 1 else set()
@@ -217,7 +292,14 @@ class Renderer:
             DrawEdge(edge["parent"], edge["child"], edge["source"], (edge["parent"], edge["child"]) in path_edges)
             for edge in session.edges
         ]
-        svg = render_svg(dot_source(nodes, edges), self.cache.svg, self.cache.put_svg)
+        return dot_source(nodes, edges)
+
+    def graph(self, session: SessionView) -> Markup | None:
+        """Return the session's agent tree as inline SVG, or None without Graphviz."""
+        source = self._dot(session)
+        if source is None:
+            return None
+        svg = render_svg(source, self.cache.svg, self.cache.put_svg)
         if svg is None:
             if not self.stats.graphviz_missing:
                 self.notice("notice: Graphviz `dot` is not installed; agent trees are shown as nested lists")
