@@ -25,8 +25,9 @@ site: $(STAMP)
 	  status=$$?; if [ $$status -gt 1 ]; then exit $$status; fi
 	@echo "$(CURDIR)/site/index.html"
 
+# Tests run on every core (pytest-xdist): most of them start builds, browsers or servers.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Regenerate the demo corpus and its ground truth (then run `make site` to refresh site/).
 fixtures: $(STAMP)
