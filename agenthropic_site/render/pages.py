@@ -27,6 +27,7 @@ from agenthropic_site.render.theme import environment, static_files, theme_diges
 from agenthropic_site.render.writer import SiteWriter
 
 PREVIEW_CHARS = 2_000
+PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
 
 
 def _digest(*parts: bytes) -> str:
@@ -161,8 +162,12 @@ class Renderer:
             if not self.fresh(rel, project.folder, project.display_name, members):
                 self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
         self._prerender_graphs()
-        for session in self.model.sessions.values():
+        total = len(self.model.sessions)
+        for done, session in enumerate(self.model.sessions.values(), start=1):
+            before = self.stats.rendered
             self.render_session(session)
+            if total >= PROGRESS_EVERY and done % PROGRESS_EVERY == 0 and self.stats.rendered > before:
+                self.notice(f"rendered pages of {done}/{total} sessions")
         if self.redactor is not None:
             # The index and the report come last: they show the masks counted in every session.
             totals = Counter(self.redactor.counts)
