@@ -7,8 +7,6 @@ Each build runs as its own `agenthropic build` process; wall time and peak RSS a
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import resource
 import shutil
 import subprocess

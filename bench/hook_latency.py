@@ -36,8 +36,8 @@ def main() -> int:
             times.append(time.perf_counter() - started)
         lines = (Path(cache) / "hooks" / "spool.jsonl").read_text().count("\n")
     times = sorted(times[3:])  # the first calls warm the OS file cache
-    print(f"| calls | median ms | p90 ms | max ms | spool lines |")
-    print(f"|---:|---:|---:|---:|---:|")
+    print("| calls | median ms | p90 ms | max ms | spool lines |")
+    print("|---:|---:|---:|---:|---:|")
     print(f"| {len(times)} | {statistics.median(times) * 1000:.0f} | {times[int(len(times) * 0.9) - 1] * 1000:.0f} | "
           f"{times[-1] * 1000:.0f} | {lines} |")
     return 0

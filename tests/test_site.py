@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from conftest import DEMO_CORPUS, DEMO_EXPECTED, REPO, build, build_subprocess, tree_bytes
+from conftest import DEMO_CORPUS, DEMO_EXPECTED, REPO, build_subprocess, tree_bytes
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 

@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 import urllib.request
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
