@@ -156,7 +156,9 @@ def _watch(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr, flush=True)
 
     try:
-        config = dataclasses.replace(_config(args), wait_for_cache=False)
+        # Without a fixed clock, each pass ages statuses with the current time.
+        fixed_clock = bool(args.now) or bool(os.environ.get("SOURCE_DATE_EPOCH", "").strip())
+        config = dataclasses.replace(_config(args), wait_for_cache=False, live_clock=not fixed_clock)
     except ConfigError as exc:
         print(f"agenthropic: {exc}", file=sys.stderr)
         return EXIT_USAGE

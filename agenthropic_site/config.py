@@ -33,6 +33,7 @@ class BuildConfig:
     quiet: bool = False
     redact: bool = False  # mask credential shapes in pages and JSON (render/redact.py)
     wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
+    live_clock: bool = False  # watch mode without --now/SOURCE_DATE_EPOCH: each pass reads the wall clock
 
 
 def default_corpus_dir(env: Mapping[str, str], home: Path) -> Path:

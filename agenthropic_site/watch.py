@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
+from datetime import datetime, timezone
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,9 @@ def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState)
     from agenthropic_site.render.writer import OutputError
 
     detail = ""
+    if config.live_clock:
+        # A watch runs for hours: statuses age with the real clock, pass by pass.
+        config = dataclasses.replace(config, now=datetime.now(tz=timezone.utc))
     try:
         result = run_build(config, lambda message: None)
     except CacheBusyError:

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,15 @@ def _fetch(url: str) -> bytes | None:
     except Exception as exc:  # noqa: BLE001 - recorded for the assertion message
         FETCH_ERRORS.append(repr(exc))
         return None
+
+
+def test_a_watch_without_a_fixed_clock_ages_statuses_with_the_real_clock(tmp_path: Path) -> None:
+    from agenthropic_site.watch import run_pass
+
+    settings = config(tmp_path)
+    early = replace(settings, now=parse_instant("2000-01-01T00:00:00Z"))  # before every demo line: nothing is stale
+    state = WatchState()
+    assert run_pass(early, lambda message: None, state) == "ingested"
+    assert session_json(settings.out)["status"] == "working"
+    assert run_pass(replace(early, live_clock=True), lambda message: None, state) == "ingested"
+    assert session_json(settings.out)["status"] == "unknown"  # now is long after the demo's last line
