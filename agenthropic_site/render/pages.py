@@ -175,9 +175,10 @@ class Renderer:
                 totals.update(counts)
             self.model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
         every = "|".join(f"{sid}:{digest}" for sid, digest in self.session_digest.items())
-        site_wide = _digest(every.encode(), dump(index_json(self.model)))
+        index_bytes = dump(index_json(self.model))
+        site_wide = _digest(every.encode(), index_bytes)
         if not self.fresh("data/index.json", site_wide):
-            self.writer.write("data/index.json", dump(index_json(self.model)))
+            self.writer.write("data/index.json", index_bytes)
         if not self.fresh("index.html", site_wide):
             search_index = [
                 {"id": s.session_id, "title": s.title or "", "prompts": s.prompts} for s in self.model.recent_sessions
