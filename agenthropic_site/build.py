@@ -191,8 +191,8 @@ def _scan_and_ingest(
     return scan, result
 
 
-def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str, SessionView]:
-    """Recompute the views of changed sessions, then load every session's view."""
+def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> tuple[dict[str, SessionView], dict[str, str]]:
+    """Recompute the views of changed sessions, then load every session's view and its digest."""
     present = set(cache.session_ids())
     todo = (dirty & present) | set(cache.sessions_without_view())
     ordered = sorted(todo)
@@ -201,7 +201,9 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
         batch = ordered[start : start + VIEW_BATCH]
         cache.put_views({sid: encode_view(view) for sid, view in compute_views(cache, batch, prices).items()})
     views = {}
+    digests = {}
     for sid, body in cache.view_bodies().items():
+        digests[sid] = hashlib.sha256(body).hexdigest()
         try:
             views[sid] = decode_view(body)
         except (ValueError, KeyError, TypeError, ArithmeticError):
@@ -209,7 +211,7 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
             view = compute_views(cache, [sid], prices)[sid]
             cache.put_views({sid: encode_view(view)})
             views[sid] = decode_view(encode_view(view))
-    return views
+    return views, digests
 
 
 def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
@@ -254,7 +256,7 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
             return result
         from agenthropic_site.render.pages import Renderer  # jinja2 and markdown-it load only to render
 
-        views = refresh_views(cache, result.dirty, prices)
+        views, view_digests = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(views, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
         model.hook_events = cache.event_counts()
@@ -262,7 +264,7 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
-        renderer = Renderer(model, cache, writer, config.theme, log, redact=config.redact)
+        renderer = Renderer(model, cache, writer, config.theme, log, redact=config.redact, view_digests=view_digests)
         # Without a record of the last build's outputs (a new cache), or after a build that did not
         # finish (its temporary files may be left), every file under the output folder is looked at.
         previous = set(renderer.previous) if renderer.previous and not cache.render_interrupted() else None

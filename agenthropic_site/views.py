@@ -100,7 +100,9 @@ class SessionView:
     graph_problems: list[str] = field(default_factory=list)
     critical_path: list[str] = field(default_factory=list)  # longest chain of agent durations from main
     prompts: list[str] = field(default_factory=list)  # the first few prompts, for the site's search
-    spend_over_time: list[tuple[str, Decimal]] = field(default_factory=list)  # (instant, cumulative cost)
+    # (instant, cumulative cost); decoded views keep the cost as its decimal string: only the
+    # session page's chart reads it, so 120 Decimals per session are not built for every build.
+    spend_over_time: list[tuple[str, Decimal | str]] = field(default_factory=list)
 
     @property
     def agent_map(self) -> dict[str, AgentView]:
@@ -345,5 +347,5 @@ def decode_view(body: bytes) -> SessionView:
         cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
         segments=[Decimal(cost) for cost in raw["segments"]],
         what_if=[WhatIf(w["source"], w["target"], Decimal(w["cost"]), Decimal(w["delta"])) for w in raw["what_if"]],
-        spend_over_time=[(at, Decimal(cost)) for at, cost in raw["spend_over_time"]],
+        spend_over_time=[(at, cost) for at, cost in raw["spend_over_time"]],
     )

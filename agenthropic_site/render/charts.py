@@ -38,10 +38,11 @@ def bar_chart(points: dict[str, Decimal], label: str) -> Markup:
     return Markup("".join(parts))
 
 
-def step_chart(series: list[tuple[str, Decimal]], label: str) -> Markup:
+def step_chart(points: list[tuple[str, Decimal | str]], label: str) -> Markup:
     """Draw a cumulative series of (ISO instant, amount) as a step line over real time."""
-    if len(series) < 2:
+    if len(points) < 2:
         return Markup("")
+    series = [(at, Decimal(str(value))) for at, value in points]
     times = [datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() for at, _ in series]
     start, span = times[0], (times[-1] - times[0]) or 1.0
     top = series[-1][1] or Decimal(1)

@@ -104,7 +104,8 @@ class Renderer:
     """
 
     def __init__(
-        self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None], redact: bool = False
+        self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None], redact: bool = False,
+        view_digests: dict[str, str] | None = None,
     ) -> None:
         self.model = model
         self.cache = cache
@@ -116,7 +117,14 @@ class Renderer:
         self.project_of = {project.folder: project for project in model.projects}
         self.previous = cache.output_digests()
         self.digests: dict[str, str] = {}
-        self.session_digest = {sid: _digest(encode_view(view)) for sid, view in model.sessions.items()}
+        # A session's pages depend on its stored view and on the statuses the watchdog showed.
+        self.session_digest = {
+            sid: _digest(
+                (view_digests or {}).get(sid, "").encode() or encode_view(view),
+                "|".join(f"{agent.agent_id}={agent.status}" for agent in view.agents).encode(),
+            )
+            for sid, view in model.sessions.items()
+        }
         self.site_digest = _digest(
             code_identity().encode(),
             theme_digest(self.dirs),
