@@ -20,6 +20,14 @@ def quiet(message: str) -> None:
     """Swallow progress lines."""
 
 
+def assert_equals_cold_build(corpus: Path, live: Path, tmp_path: Path) -> None:
+    """Build a copy of the corpus from scratch and check the live site has the same bytes."""
+    cold = tmp_path / "cold-corpus"
+    shutil.copytree(corpus, cold)
+    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
+    assert tree_bytes(live) == tree_bytes(tmp_path / "cold")
+
+
 def main_file(corpus: Path) -> Path:
     return next(corpus.rglob(f"{SESSION}.jsonl"))
 
@@ -35,10 +43,7 @@ def test_cut_mid_line_then_completed_equals_the_whole_file(demo_corpus: Path, tm
         handle.write(whole[cut:])
     second = run_build(live, quiet)
     assert second.parsed == 1  # only the appended session is read again
-    cold = tmp_path / "cold-corpus"
-    shutil.copytree(demo_corpus, cold)
-    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
-    assert tree_bytes(tmp_path / "live") == tree_bytes(tmp_path / "cold")
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
 
 
 def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path) -> None:
@@ -86,10 +91,7 @@ def test_in_place_edit_of_the_same_length_is_seen(demo_corpus: Path, tmp_path: P
     path.write_bytes(edited)
     result = run_build(settings, quiet)
     assert result.parsed == 1
-    cold = tmp_path / "cold-corpus"
-    shutil.copytree(demo_corpus, cold)
-    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
-    assert tree_bytes(tmp_path / "live") == tree_bytes(tmp_path / "cold")
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert b"Bolling" in (tmp_path / "live" / "sessions" / SESSION / "index.html").read_bytes()
 
 
@@ -101,10 +103,7 @@ def test_an_added_subagent_file_is_seen(demo_corpus: Path, tmp_path: Path) -> No
     (folder / "agent-a0000000000000001.jsonl").write_bytes(line)
     result = run_build(settings, quiet)
     assert result.parsed == 1
-    cold = tmp_path / "cold-corpus"
-    shutil.copytree(demo_corpus, cold)
-    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
-    assert tree_bytes(tmp_path / "live") == tree_bytes(tmp_path / "cold")
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert (tmp_path / "live" / "sessions" / SESSION / "agents" / "a0000000000000001.html").is_file()
 
 
