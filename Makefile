@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEMO_NOW := 2026-06-01T00:00:00Z
 DEMO_CACHE := .cache/demo
 
-.PHONY: install site test fixtures bench clean
+.PHONY: install site test fixtures bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ site: $(STAMP)
 	@$(BIN)/agenthropic build --corpus fixtures/corpus --out site --cache $(DEMO_CACHE) --now $(DEMO_NOW) -q; \
 	  status=$$?; if [ $$status -gt 1 ]; then exit $$status; fi
 	@echo "$(CURDIR)/site/index.html"
+
+# PNGs of the demo site for README.md and docs/usage.md, from the system's headless Chromium.
+screenshots: site
+	$(BIN)/python docs/screenshots.py --site site --out docs/screenshots
 
 # Tests run on every core (pytest-xdist): most of them start builds, browsers or servers.
 test: $(STAMP)

@@ -7,37 +7,44 @@ element with an event handler or a `javascript:` link, or break the page.
 
 Chromium is the system's (Debian's `chromium` package, which .ci/run installs), driven by
 Playwright with `executable_path`; `playwright install` is never needed. Without it these tests
-are skipped.
+are skipped. Its lookup, launch flags and the choice of demo pages live in docs/screenshots.py,
+which takes the docs' screenshots and is tested here too.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import shutil
+import struct
+import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import build
+from conftest import REPO, build
 from hostile import AGENT, PROJECT, SID, TITLE, write_hostile_corpus
 
 
-def _chromium() -> str | None:
-    found = shutil.which("chromium")
-    if found:
-        return found
-    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+def _load_screenshots():
+    """Import docs/screenshots.py (a script, not a package module)."""
+    spec = importlib.util.spec_from_file_location("screenshots", REPO / "docs" / "screenshots.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-CHROMIUM = _chromium()
+screenshots = _load_screenshots()
+CHROMIUM = screenshots.chromium()
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's `chromium` package is not installed (apt-get install chromium; .ci/run installs it)"
 )
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = screenshots.FLAGS
+demo_pages = screenshots.demo_pages
 SITE_SCRIPT = "static/site.js"
 
 
@@ -84,21 +91,6 @@ class Opened:
         page.on("requestfailed", lambda request: self.problems.append(f"requestfailed: {request.url} {request.failure}"))
         assert path.is_file(), path
         page.goto(path.as_uri(), wait_until="load")
-
-
-def demo_pages(site: Path) -> dict[str, Path]:
-    """Pick a project, the demo session with the most agents, and one of its agent pages."""
-    index = json.loads((site / "data" / "index.json").read_text())
-    project = index["projects"][0]["key"]
-    sessions = [json.loads(p.read_text()) for p in sorted((site / "data" / "sessions").glob("*.json"))]
-    session = max(sessions, key=lambda s: (len(s["agents"]), s["session_id"]))
-    agent = next(a["agent_id"] for a in session["agents"] if a["parent_agent_id"] is not None)
-    return {
-        "index": site / "index.html",
-        "project": site / "projects" / project / "index.html",
-        "session": site / "sessions" / session["session_id"] / "index.html",
-        "agent": site / "sessions" / session["session_id"] / "agents" / f"{agent}.html",
-    }
 
 
 @pytest.mark.parametrize("which", ["index", "project", "session", "agent"])
@@ -151,6 +143,43 @@ def test_the_session_filter_hides_rows(demo_site: Path, context) -> None:
     assert entry["id"] in [visible.nth(i).get_attribute("data-session") for i in range(visible.count())]
     assert opened.problems == []
 
+
+
+def png_facts(data: bytes) -> tuple[int, int, int]:
+    """Width, height and number of distinct scanlines of an 8-bit RGB or RGBA PNG (zlib only, no image library)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    assert depth == 8 and colour in (2, 6), (depth, colour)
+    idat, pos = b"", 8
+    while pos < len(data):
+        (size,) = struct.unpack(">I", data[pos:pos + 4])
+        if data[pos + 4:pos + 8] == b"IDAT":
+            idat += data[pos + 8:pos + 8 + size]
+        pos += 12 + size
+    raw = zlib.decompress(idat)
+    stride = 1 + width * (3 if colour == 2 else 4)
+    assert len(raw) == stride * height
+    return width, height, len({raw[i:i + stride] for i in range(0, len(raw), stride)})
+
+
+def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path: Path) -> None:
+    """docs/screenshots.py writes one PNG per page, viewport-wide and one viewport high, that shows a real page.
+
+    Measured at 1280x900: about:blank gives 2 distinct scanlines (5 KB), Chromium's "file not found"
+    page 57 (18 KB) and a page with one heading and one line of text 40; at the 1000x700 used here the
+    demo pages give 237 (report) to 507 (session), so more than 150 means a real page was drawn.
+    """
+    width, height = 1000, 700
+    written = screenshots.take_screenshots(demo_site, tmp_path / "shots", width=width, height=height, browser=browser)
+    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "index", "report", "session"]
+    for name, path in written.items():
+        assert path == tmp_path / "shots" / f"{name}.png" and path.is_file()
+        data = path.read_bytes()
+        shot_width, shot_height, lines = png_facts(data)
+        # Every demo page is taller than 700 pixels below its anchor, so each picture is a full viewport.
+        assert (shot_width, shot_height) == (width, height), name
+        assert lines > 150, f"{name}.png looks blank: {lines} distinct scanlines"
+        assert len(data) < 250_000, f"{name}.png is {len(data)} bytes"
 
 
 def test_graph_nodes_stay_readable_in_dark_mode(demo_site: Path, browser) -> None:

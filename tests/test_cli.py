@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.cli import build_parser, main
-from conftest import DEMO_CORPUS, build
+from conftest import DEMO_CORPUS, REPO, build
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -117,3 +118,18 @@ def test_docs_usage_lists_every_command_and_option() -> None:
             for flag in action.option_strings:
                 if flag not in ("-h", "--help"):
                     assert f"`{flag}" in section or f"{flag}`" in section, f"docs/usage.md does not document {name} {flag}"
+
+
+def test_every_screenshot_the_docs_show_exists() -> None:
+    """README.md and docs/*.md show PNGs from docs/screenshots/ (`make screenshots`) by relative path, with alt text."""
+    shown = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        # Images and plain links alike: ![alt](path) and [text](path).
+        for bang, alt, target in re.findall(r"(!?)\[([^\]]*)\]\(([^)\s]*screenshots/[^)\s]*\.png)\)", doc.read_text()):
+            name = doc.relative_to(REPO).as_posix()
+            assert alt.strip(), f"{name}: {target} has no {'alt text' if bang else 'link text'}"
+            assert "://" not in target and not target.startswith("/"), f"{name}: {target} is not a relative path"
+            assert (doc.parent / target).resolve().is_file(), f"{name} shows {target}, which does not exist"
+            assert (doc.parent / target).stat().st_size < 250_000, f"{target} is too large for the repository"
+            shown.append((name, target))
+    assert {"README.md", "docs/usage.md"} <= {name for name, _ in shown}, shown
