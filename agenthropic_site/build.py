@@ -22,10 +22,9 @@ from agenthropic_site.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.render.writer import SiteWriter, prepare_output
-from agenthropic_site.views import SessionView, compute_views, decode_view, encode_view
+from agenthropic_site.views import load_view, refresh_views
 
 REASON_MAX_CHARS = 300
-VIEW_BATCH = 64
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
 
 
@@ -191,29 +190,6 @@ def _scan_and_ingest(
     return scan, result
 
 
-def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> tuple[dict[str, SessionView], dict[str, str]]:
-    """Recompute the views of changed sessions, then load every session's view and its digest."""
-    present = set(cache.session_ids())
-    todo = (dirty & present) | set(cache.sessions_without_view())
-    ordered = sorted(todo)
-    for start in range(0, len(ordered), VIEW_BATCH):
-        # In batches, so memory follows the batch, not the corpus.
-        batch = ordered[start : start + VIEW_BATCH]
-        cache.put_views({sid: encode_view(view) for sid, view in compute_views(cache, batch, prices).items()})
-    views = {}
-    digests = {}
-    for sid, body in cache.view_bodies().items():
-        digests[sid] = hashlib.sha256(body).hexdigest()
-        try:
-            views[sid] = decode_view(body)
-        except (ValueError, KeyError, TypeError, ArithmeticError):
-            # A view the cache damaged: derive it again from the tables.
-            view = compute_views(cache, [sid], prices)[sid]
-            cache.put_views({sid: encode_view(view)})
-            views[sid] = decode_view(encode_view(view))
-    return views, digests
-
-
 def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
     """Ingest the corpus into the cache (no site) and count deduplicated requests per model id."""
     root = real_root(config.corpus)
@@ -256,15 +232,17 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
             return result
         from agenthropic_site.render.pages import Renderer  # jinja2 and markdown-it load only to render
 
-        views, view_digests = refresh_views(cache, result.dirty, prices)
+        summaries = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
-        model = gather(views, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
+        model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
         model.hook_events = cache.event_counts()
         model.spool_bad_lines = cache.spool_bad_lines()
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
-        renderer = Renderer(model, cache, writer, config.theme, log, redact=config.redact, view_digests=view_digests)
+        renderer = Renderer(
+            model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact
+        )
         # Without a record of the last build's outputs (a new cache), or after a build that did not
         # finish (its temporary files may be left), every file under the output folder is looked at.
         previous = set(renderer.previous) if renderer.previous and not cache.render_interrupted() else None

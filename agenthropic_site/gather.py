@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,9 +16,8 @@ from agenthropic_site.config import stale_cutoff
 from agenthropic_site.corpus import Skip
 from agenthropic_site.cost.breakdown import add_categories
 from agenthropic_site.parse.model import Tokens
-from agenthropic_site.views import SessionView
+from agenthropic_site.views import TERMINAL_STATUSES, SessionSummary, SessionView
 
-TERMINAL_STATUSES = frozenset({"completed", "error"})
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
 
 
@@ -28,7 +28,7 @@ class ProjectView:
     folder: str
     key: str
     display_name: str
-    sessions: list[SessionView]
+    sessions: list[SessionSummary]
     tokens: Tokens = Tokens()
     cost: Decimal = Decimal(0)
     last_activity: str | None = None
@@ -58,7 +58,7 @@ class SiteModel:
     """Everything the renderer needs, gathered in one place."""
 
     projects: list[ProjectView]
-    sessions: dict[str, SessionView]
+    sessions: dict[str, SessionSummary]  # whole views are loaded a batch at a time as pages render
     skips: list[Skip]
     failures: list[Failure]
     unlisted: list[str]
@@ -70,6 +70,7 @@ class SiteModel:
     by_model: dict[str, tuple[Tokens, Decimal]]
     unpriced_models: dict[str, list[str]]
     collisions: int
+    stale_before: str  # agents with no ending and no activity since are shown as unknown
     hook_events: dict[str, int] = field(default_factory=dict)
     spool_bad_lines: int = 0
     redactions: dict[str, int] | None = None  # masks made by kind with `build --redact`; None without
@@ -80,7 +81,7 @@ class SiteModel:
         return sum(1 for skip in self.skips if skip.uncounted)
 
     @property
-    def recent_sessions(self) -> list[SessionView]:
+    def recent_sessions(self) -> list[SessionSummary]:
         """Return sessions newest first (ties by id, so the order is total)."""
         return sorted(self.sessions.values(), key=lambda s: (s.started_at or "", s.session_id), reverse=True)
 
@@ -93,13 +94,14 @@ def project_key(folder: str) -> str:
 
 
 def gather(
-    views: dict[str, SessionView], failures: list[Failure], skips: list[Skip], unlisted: list[str], now: datetime, watchdog_minutes: int
+    summaries: dict[str, SessionSummary], failures: list[Failure], skips: list[Skip], unlisted: list[str], now: datetime,
+    watchdog_minutes: int,
 ) -> SiteModel:
-    """Assemble the site model from every session's view: watchdog statuses, projects, totals."""
+    """Assemble the site model from every session's summary: watchdog statuses, projects, totals."""
     stale_before = stale_cutoff(now, watchdog_minutes)
-    sessions = dict(sorted(views.items()))
+    sessions = dict(sorted(summaries.items()))
     for session in sessions.values():
-        apply_watchdog(session, stale_before)
+        session.status = watched_status(session.main_status, session.main_last_seen, stale_before) if session.main_status else "unknown"
     unpriced: dict[str, list[str]] = defaultdict(list)
     for session in sessions.values():
         if session.excluded_reason:
@@ -119,18 +121,29 @@ def gather(
         by_model=_sum_models(s.by_model for s in priced),
         unpriced_models={model: sorted(ids) for model, ids in sorted(unpriced.items())},
         collisions=sum(s.collisions for s in sessions.values()),
+        stale_before=stale_before,
     )
 
 
+def watched_status(status: str, last_seen_at: str | None, stale_before: str) -> str:
+    """Show an agent without an observed ending and no recent activity as unknown (design: status lifecycle)."""
+    if status not in TERMINAL_STATUSES and (last_seen_at is None or last_seen_at < stale_before):
+        # A transcript proves activity, never an ending: stale activity is shown as unknown.
+        return "unknown"
+    return status
+
+
 def apply_watchdog(session: SessionView, stale_before: str) -> None:
-    """Show agents without an observed ending and no recent activity as unknown (design: status lifecycle)."""
+    """Apply the watchdog to every agent of a whole view, and the main agent's status to the session."""
     for agent in session.agents:
-        last = agent.last_seen_at
-        if agent.status not in TERMINAL_STATUSES and (last is None or last < stale_before):
-            # A transcript proves activity, never an ending: stale activity is shown as unknown.
-            agent.status = "unknown"
+        agent.status = watched_status(agent.status, agent.last_seen_at, stale_before)
     main = session.agent_map.get(session.session_id)
     session.status = main.status if main else "unknown"
+
+
+def stale_count(session: SessionSummary, stale_before: str) -> int:
+    """Count the agents the watchdog shows as unknown: with the view, this fixes every status shown."""
+    return bisect_left(session.open_last_seen, stale_before)
 
 
 def _sum_days(day_maps: Any) -> dict[str, Decimal]:
@@ -150,8 +163,8 @@ def _sum_models(model_maps: Any) -> dict[str, tuple[Tokens, Decimal]]:
     return dict(sorted(total.items()))
 
 
-def _projects(sessions: dict[str, SessionView], failures: list[Failure]) -> list[ProjectView]:
-    grouped: dict[str, list[SessionView]] = defaultdict(list)
+def _projects(sessions: dict[str, SessionSummary], failures: list[Failure]) -> list[ProjectView]:
+    grouped: dict[str, list[SessionSummary]] = defaultdict(list)
     for session in sessions.values():
         grouped[session.project].append(session)
     failed_projects = {failure.project for failure in failures}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,8 @@ from agenthropic_site.cost.breakdown import (
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 IN = "session_id IN (SELECT value FROM json_each(?))"
+VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once
+TERMINAL_STATUSES = frozenset({"completed", "error"})
 
 
 @dataclass
@@ -108,6 +111,55 @@ class SessionView:
     def agent_map(self) -> dict[str, AgentView]:
         """Return agents by id."""
         return {agent.agent_id: agent for agent in self.agents}
+
+
+@dataclass
+class SessionSummary:
+    """What the index, the project pages and the totals show of a session.
+
+    Small on purpose: every session's summary is held while the site renders, where whole views
+    are loaded a batch at a time, so memory follows the largest batch, not the corpus.
+    """
+
+    session_id: str
+    project: str
+    title: str | None
+    cwd: str | None
+    started_at: str | None
+    ended_at: str | None
+    excluded_reason: str | None
+    main_status: str | None  # the main agent's status before the watchdog; None without one
+    main_last_seen: str | None
+    # last_seen_at of every agent with no observed ending, sorted ("" when never seen): the
+    # watchdog turns a prefix of them unknown, so its count says which statuses it changed.
+    open_last_seen: list[str]
+    agent_ids: list[str]
+    compactions: int
+    failed_agents: int
+    tokens: Tokens
+    cost: Decimal | None
+    by_model: dict[str, tuple[Tokens, Decimal]]
+    cost_by_day: dict[str, Decimal]
+    cost_by_category: dict[str, Decimal]
+    collisions: int
+    prompts: list[str]
+    view_digest: str  # of the stored view's bytes: a session's pages change only when it does
+    status: str = "unknown"  # after the watchdog (gather)
+
+
+def summarize(view: SessionView, view_digest: str) -> SessionSummary:
+    """Return the summary of a computed view (ingest statuses, no watchdog)."""
+    main = view.agent_map.get(view.session_id)
+    return SessionSummary(
+        session_id=view.session_id, project=view.project, title=view.title, cwd=view.cwd, started_at=view.started_at,
+        ended_at=view.ended_at, excluded_reason=view.excluded_reason,
+        main_status=main.status if main else None, main_last_seen=main.last_seen_at if main else None,
+        open_last_seen=sorted(a.last_seen_at or "" for a in view.agents if a.status not in TERMINAL_STATUSES),
+        agent_ids=[agent.agent_id for agent in view.agents], compactions=len(view.compactions),
+        failed_agents=sum(1 for agent in view.agents if agent.status == "error"),
+        tokens=view.tokens, cost=view.cost, by_model=view.by_model, cost_by_day=view.cost_by_day,
+        cost_by_category=view.cost_by_category, collisions=view.collisions, prompts=view.prompts, view_digest=view_digest,
+    )
 
 
 def compute_views(cache: Cache, session_ids: Iterable[str], prices: PriceTable) -> dict[str, SessionView]:
@@ -349,3 +401,67 @@ def decode_view(body: bytes) -> SessionView:
         what_if=[WhatIf(w["source"], w["target"], Decimal(w["cost"]), Decimal(w["delta"])) for w in raw["what_if"]],
         spend_over_time=[(at, cost) for at, cost in raw["spend_over_time"]],
     )
+
+
+def encode_summary(summary: SessionSummary) -> bytes:
+    """Serialise a summary for the cache."""
+    return orjson.dumps(summary, default=_default, option=orjson.OPT_SORT_KEYS)
+
+
+def decode_summary(body: bytes) -> SessionSummary:
+    """Rebuild a SessionSummary from encode_summary's bytes."""
+    raw = orjson.loads(body)
+    return SessionSummary(
+        **{key: raw[key] for key in (
+            "session_id", "project", "title", "cwd", "started_at", "ended_at", "excluded_reason", "main_status", "main_last_seen",
+            "open_last_seen", "agent_ids", "compactions", "failed_agents", "collisions", "prompts", "view_digest")},
+        tokens=_tokens(raw["tokens"]),
+        cost=_money(raw["cost"]),
+        by_model={model: (_tokens(tokens), Decimal(cost)) for model, (tokens, cost) in raw["by_model"].items()},
+        cost_by_day={day: Decimal(cost) for day, cost in raw["cost_by_day"].items()},
+        cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
+    )
+
+
+DAMAGED = (ValueError, KeyError, TypeError, ArithmeticError)  # what decoding bytes the cache damaged raises
+
+
+def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, SessionSummary]:
+    """Keep computed views and their summaries in the cache; return the summaries."""
+    rows = {}
+    summaries = {}
+    for sid, view in views.items():
+        body = encode_view(view)
+        summaries[sid] = summarize(view, hashlib.sha256(body).hexdigest())
+        rows[sid] = (body, encode_summary(summaries[sid]))
+    cache.put_views(rows)
+    return summaries
+
+
+def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str, SessionSummary]:
+    """Recompute the views of changed sessions, then return every session's summary."""
+    todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
+    for start in range(0, len(todo), VIEW_BATCH):
+        # In batches, so memory follows the batch, not the corpus.
+        store_views(cache, compute_views(cache, todo[start : start + VIEW_BATCH], prices))
+    summaries = {}
+    damaged = []
+    for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once
+        try:
+            summaries[sid] = decode_summary(body)
+        except DAMAGED:
+            damaged.append(sid)
+    for sid in damaged:
+        # A summary the cache damaged: derive it again from the tables.
+        summaries[sid] = store_views(cache, compute_views(cache, [sid], prices))[sid]
+    return dict(sorted(summaries.items()))
+
+
+def load_view(cache: Cache, session_id: str, prices: PriceTable) -> SessionView:
+    """Return one session's stored view (ingest statuses), computing it again if the cache damaged it."""
+    try:
+        return decode_view(cache.view_body(session_id))
+    except DAMAGED:
+        view = compute_views(cache, [session_id], prices)[session_id]
+        store_views(cache, {session_id: view})
+        return decode_view(encode_view(view))

@@ -69,6 +69,22 @@ def test_damage_inside_the_cache_file_never_changes_the_site(tmp_path: Path) -> 
     assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean")
 
 
+def test_a_damaged_stored_view_or_summary_is_derived_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1
+    clean = tree_bytes(tmp_path / "site")
+    conn = sqlite3.connect(tmp_path / "cache" / "cache.sqlite3")
+    with conn:
+        first, second = [row[0] for row in conn.execute("SELECT session_id FROM views ORDER BY session_id LIMIT 2")]
+        conn.execute("UPDATE views SET summary = ? WHERE session_id = ?", (b'{"session_id": 1}', first))
+        conn.execute("UPDATE views SET body = ? WHERE session_id = ?", (b"\xff not json", second))
+    conn.close()
+    (tmp_path / "site" / "sessions" / second / "index.html").unlink()  # the page whose view must be read
+    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1
+    assert tree_bytes(tmp_path / "site") == clean
+
+
 def test_status_precedence_in_the_upsert(tmp_path: Path) -> None:
     from agenthropic_site.parse.model import Agent, ParsedSession
 

@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -121,7 +121,8 @@ CREATE TABLE flat_owners (
 );
 CREATE TABLE views (
     session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
-    body BLOB NOT NULL
+    body BLOB NOT NULL,
+    summary BLOB NOT NULL
 );
 CREATE TABLE outputs (
     path TEXT PRIMARY KEY,

@@ -309,14 +309,22 @@ class Cache:
         )
         return {row[0] for row in rows} - set(session_ids)
 
-    def put_views(self, bodies: dict[str, bytes]) -> None:
-        """Store computed session views."""
+    def put_views(self, rows: dict[str, tuple[bytes, bytes]]) -> None:
+        """Store computed session views with their summaries."""
         with self.conn:
-            self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?)", sorted(bodies.items()))
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO views VALUES (?, ?, ?)", [(sid, body, summary) for sid, (body, summary) in sorted(rows.items())]
+            )
 
-    def view_bodies(self) -> dict[str, bytes]:
-        """Return every stored session view."""
-        return {sid: bytes(body) for sid, body in self.conn.execute("SELECT session_id, body FROM views ORDER BY session_id")}
+    def view_summaries(self) -> Iterator[tuple[str, bytes]]:
+        """Yield every stored session summary by session id (not the views: those are read one by one)."""
+        for sid, summary in self.conn.execute("SELECT session_id, summary FROM views ORDER BY session_id"):
+            yield sid, bytes(summary)
+
+    def view_body(self, session_id: str) -> bytes | None:
+        """Return one session's stored view."""
+        row = self.conn.execute("SELECT body FROM views WHERE session_id = ?", (session_id,)).fetchone()
+        return None if row is None else bytes(row[0])
 
     def sessions_without_view(self) -> list[str]:
         """Return sessions whose view was never computed (a new cache, an interrupted build)."""

@@ -15,9 +15,9 @@ from markupsafe import Markup
 
 from agenthropic_site import __version__, code_identity
 from agenthropic_site.cache import Cache
-from agenthropic_site.gather import SiteModel
+from agenthropic_site.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
-from agenthropic_site.views import SessionView, encode_view
+from agenthropic_site.views import VIEW_BATCH, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
@@ -104,12 +104,13 @@ class Renderer:
     """
 
     def __init__(
-        self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None], redact: bool = False,
-        view_digests: dict[str, str] | None = None,
+        self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None],
+        load_view: Callable[[str], SessionView], redact: bool = False,
     ) -> None:
         self.model = model
         self.cache = cache
         self.writer = writer
+        self.load_view = load_view
         self.dirs = theme_dirs(theme)
         self.env = _env(self.dirs, cache.path.parent / "templates")
         self.notice = notice
@@ -117,13 +118,11 @@ class Renderer:
         self.project_of = {project.folder: project for project in model.projects}
         self.previous = cache.output_digests()
         self.digests: dict[str, str] = {}
-        # A session's pages depend on its stored view and on the statuses the watchdog showed.
+        # A session's pages depend on its stored view and on the statuses the watchdog shows,
+        # which the view and the number of agents it turns unknown decide.
         self.session_digest = {
-            sid: _digest(
-                (view_digests or {}).get(sid, "").encode() or encode_view(view),
-                "|".join(f"{agent.agent_id}={agent.status}" for agent in view.agents).encode(),
-            )
-            for sid, view in model.sessions.items()
+            sid: _digest(summary.view_digest.encode(), str(stale_count(summary, model.stale_before)).encode())
+            for sid, summary in model.sessions.items()
         }
         self.site_digest = _digest(
             code_identity().encode(),
@@ -132,12 +131,13 @@ class Renderer:
             f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{model.uncounted_files}|"
             f"{shutil.which('dot') is not None}|redact={redact}".encode(),
         )
-        # With --redact, every text the model shows is masked here, and each transcript as a page
-        # loads it; the masks in a session's transcripts are counted for the report and kept in the
-        # cache by the session's inputs, so a page that is not rendered is not read to count them.
+        # With --redact, every text the model shows is masked here, and each session's view and
+        # transcripts as its pages load them; the masks in a session are counted for the report
+        # and kept in the cache by the session's inputs, so a session whose pages are not
+        # rendered is not read to count them.
         self.redactor = Redactor() if redact else None
         self.previous_redactions = cache.redaction_counts() if redact else {}
-        self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its transcripts}]
+        self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its view and transcripts}]
         if self.redactor is not None:
             self.redactor.model(model)
 
@@ -169,13 +169,10 @@ class Renderer:
             members = "|".join(self.session_digest[s.session_id] for s in project.sessions)
             if not self.fresh(rel, project.folder, project.display_name, members):
                 self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
-        self._prerender_graphs()
-        total = len(self.model.sessions)
-        for done, session in enumerate(self.model.sessions.values(), start=1):
-            before = self.stats.rendered
-            self.render_session(session)
-            if total >= PROGRESS_EVERY and done % PROGRESS_EVERY == 0 and self.stats.rendered > before:
-                self.notice(f"rendered pages of {done}/{total} sessions")
+        ids = list(self.model.sessions)
+        for start in range(0, len(ids), VIEW_BATCH):
+            # A batch of whole views at a time: memory follows the batch, not the corpus.
+            self._render_batch(ids[start : start + VIEW_BATCH], len(ids), start)
         if self.redactor is not None:
             # The index and the report come last: they show the masks counted in every session.
             totals = Counter(self.redactor.counts)
@@ -200,8 +197,8 @@ class Renderer:
         """Return the masks counted in each session's transcripts, for the cache (counts only)."""
         return {sid: [key, {kind: n for kind, n in sorted(counts.items()) if n}] for sid, (key, counts) in sorted(self.redactions.items())}
 
-    def _transcript_masks(self, sid: str) -> Redactor | None:
-        """Return a Redactor to count the masks in this session's transcripts, or None when they are known."""
+    def _session_masks(self, sid: str) -> Redactor | None:
+        """Return a Redactor to count the masks in this session, or None when they are known."""
         if self.redactor is None:
             return None
         key = _digest(self.site_digest.encode(), self.session_digest[sid].encode())
@@ -223,20 +220,46 @@ class Renderer:
             (masks or Redactor()).messages(messages)
         return messages
 
-    def render_session(self, session: SessionView) -> None:
-        """Render a session's page, its agents' pages and its JSON, each only when its inputs changed."""
+    def _render_batch(self, batch: list[str], total: int, offset: int) -> None:
+        """Render the outputs of a batch of sessions whose inputs changed, loading only their views."""
+        work = []
+        for sid in batch:
+            summary = self.model.sessions[sid]
+            inputs = self._session_inputs(summary)
+            outputs = [f"data/sessions/{sid}.json", f"sessions/{sid}/index.html"]
+            outputs += [f"sessions/{sid}/agents/{agent_id}.html" for agent_id in summary.agent_ids if agent_id != sid]
+            # Set only with --redact when this session's masks are not known yet: then its view and
+            # every transcript of it are masked and counted, whether a page is rendered or not.
+            masks = self._session_masks(sid)
+            pending = {rel for rel in outputs if not self.fresh(rel, *inputs)}
+            if pending or masks is not None:
+                work.append((self._view(sid, masks), pending, masks))
+        sources = [self._dot(view) for view, pending, _ in work if f"sessions/{view.session_id}/index.html" in pending]
+        if any(sources):
+            prerender_svgs([source for source in sources if source], self.cache.svg, self.cache.put_svg)
+        for view, pending, masks in work:
+            self.render_session(view, pending, masks)
+        if total >= PROGRESS_EVERY and work and (offset + len(batch)) // PROGRESS_EVERY > offset // PROGRESS_EVERY:
+            self.notice(f"rendered pages of {offset + len(batch)}/{total} sessions")
+
+    def _view(self, sid: str, masks: Redactor | None) -> SessionView:
+        """Load a session's view with the watchdog's statuses, masked with --redact."""
+        view = self.load_view(sid)
+        apply_watchdog(view, self.model.stale_before)
+        if self.redactor is not None:
+            (masks or Redactor()).view(view)
+        return view
+
+    def render_session(self, session: SessionView, pending: set[str], masks: Redactor | None) -> None:
+        """Render the pending outputs of a session; count the masks in every transcript when asked."""
         sid = session.session_id
         project = self.project_of[session.project]
-        inputs = self._session_inputs(session)
-        if not self.fresh(f"data/sessions/{sid}.json", *inputs):
+        if f"data/sessions/{sid}.json" in pending:
             self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
         spawned = {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id")}
         agents = session.agent_map
-        # Set only with --redact when this session's masks are not known yet: then every
-        # transcript of the session is masked and counted, whether its page is rendered or not.
-        masks = self._transcript_masks(sid)
         rel = f"sessions/{sid}/index.html"
-        if not self.fresh(rel, *inputs):
+        if rel in pending:
             self.page(
                 rel,
                 "session.html",
@@ -254,7 +277,7 @@ class Renderer:
             rel = f"sessions/{sid}/agents/{agent.agent_id}.html"
             if agent.agent_id == sid:
                 continue
-            if self.fresh(rel, *inputs):
+            if rel not in pending:
                 if masks is not None:
                     self.transcript(sid, agent.agent_id, masks)
                 continue
@@ -269,22 +292,10 @@ class Renderer:
                 spawned=spawned,
             )
 
-    def _session_inputs(self, session: SessionView) -> tuple[str, str, str]:
+    def _session_inputs(self, session: SessionSummary) -> tuple[str, str, str]:
         project = self.project_of[session.project]
         # The view digest covers the fingerprint, so a transcript edit changes it too.
         return (self.session_digest[session.session_id], project.key, project.display_name)
-
-    def _prerender_graphs(self) -> None:
-        """Draw the graphs of every session page about to be rendered with a few `dot` processes."""
-        sources = []
-        for session in self.model.sessions.values():
-            rel = f"sessions/{session.session_id}/index.html"
-            unchanged = self.previous.get(rel) == self._output_digest(rel, *self._session_inputs(session))
-            source = None if unchanged else self._dot(session)
-            if source is not None:
-                sources.append(source)
-        if sources:
-            prerender_svgs(sources, self.cache.svg, self.cache.put_svg)
 
     def _dot(self, session: SessionView) -> str | None:
         """Return the DOT source of a session's agent tree, or None when there is no tree to draw."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from agenthropic_site.gather import SiteModel
     from agenthropic_site.parse.model import Message
+    from agenthropic_site.views import SessionView
 
 # An optional quote around a key name or value: plain or as Jinja and markdown-it escape it in
 # HTML, either one backslash-escaped (JSON text).
@@ -134,26 +135,34 @@ class Redactor:
                 if block.kind != "image" and block.text:
                     block.text = self.text(block.text)
 
+    def view(self, view: SessionView) -> None:
+        """Mask, in place, every free text of a session's view that its pages and JSON show."""
+        view.title = self.optional(view.title)
+        view.cwd = self.optional(view.cwd)
+        view.git_branch = self.optional(view.git_branch)
+        view.prompts = [self.text(prompt) for prompt in view.prompts]
+        for entry in (*view.warnings, *view.line_errors):
+            entry["message"] = self.text(entry["message"])
+        for agent in view.agents:
+            agent.description = self.optional(agent.description)
+            agent.agent_type = self.optional(agent.agent_type)
+
     def model(self, model: SiteModel) -> None:
-        """Mask, in place, every free text of a gathered model that pages and JSON show.
+        """Mask, in place, every free text of a gathered model that the index, project pages and report show.
 
         The model is assembled anew by every build from the cache, which keeps the original
-        text; transcripts are masked as each page loads them (`messages`).
+        text. A session's texts are counted with its view (`view`), as its pages load it, so
+        the copies in summaries and project names are masked here without being counted again.
         """
         from dataclasses import replace
 
+        copies = Redactor()
         for session in model.sessions.values():
-            session.title = self.optional(session.title)
-            session.cwd = self.optional(session.cwd)
-            session.git_branch = self.optional(session.git_branch)
-            session.prompts = [self.text(prompt) for prompt in session.prompts]
-            for entry in (*session.warnings, *session.line_errors):
-                entry["message"] = self.text(entry["message"])
-            for agent in session.agents:
-                agent.description = self.optional(agent.description)
-                agent.agent_type = self.optional(agent.agent_type)
+            session.title = copies.optional(session.title)
+            session.cwd = copies.optional(session.cwd)
+            session.prompts = [copies.text(prompt) for prompt in session.prompts]
         for project in model.projects:
-            project.display_name = self.text(project.display_name)
+            project.display_name = copies.text(project.display_name)
         for failure in model.failures:
             failure.reason = self.text(failure.reason)
         model.skips = [replace(skip, detail=self.text(skip.detail)) if skip.detail else skip for skip in model.skips]
