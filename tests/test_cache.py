@@ -85,27 +85,38 @@ def test_a_damaged_stored_view_or_summary_is_derived_again(tmp_path: Path) -> No
     assert tree_bytes(tmp_path / "site") == clean
 
 
-def test_status_precedence_in_the_upsert(tmp_path: Path) -> None:
+def test_status_precedence_between_transcript_reads_and_hook_events(tmp_path: Path) -> None:
     from agenthropic_site.parse.model import Agent, ParsedSession
 
-    sid = "11111111-2222-4333-8444-555555555555"
+    sid, child = "11111111-2222-4333-8444-555555555555", "a1"
+    events: list[tuple[str | None, str, str]] = []  # (agent, event, at) received so far
 
-    def project(status: str, anchor: str | None) -> str:
+    def read(main: tuple[str, str], sub: tuple[str, str]) -> dict[str, str]:
+        """Project a parse with these (status, last activity), replay the hook events, return statuses."""
         session = ParsedSession(session_id=sid, project="p")
-        session.agents = [Agent(agent_id=sid, kind="main", file="x", status=status, last_seen_at=anchor)]
+        session.agents = [Agent(agent_id=sid, kind="main", file="x", status=main[0], last_seen_at=main[1]),
+                          Agent(agent_id=child, kind="subagent", file="y", parent_agent_id=sid, status=sub[0], last_seen_at=sub[1])]
         cache.write_session(session, "fp", [], None)
-        return cache.conn.execute("SELECT status FROM agents WHERE agent_id = ?", (sid,)).fetchone()[0]
+        for agent, event, at in events:
+            cache.apply_event(sid, agent, event, at)  # the replay events.apply_hook_statuses makes after a re-read
+        return dict(cache.conn.execute("SELECT agent_id, status FROM agents WHERE session_id = ?", (sid,)).fetchall())
 
     cache = Cache(tmp_path / "cache")
     try:
-        assert project("working", "2026-01-01T10:00:00.000Z") == "working"
-        # An unchanged replay changes nothing; an inferred state needs a strictly later anchor.
-        assert project("waiting", "2026-01-01T10:00:00.000Z") == "working"
-        assert project("waiting", "2026-01-01T10:00:01.000Z") == "waiting"
-        # An observed terminal wins over an inferred state and then sticks.
-        assert project("completed", "2026-01-01T09:00:00.000Z") == "completed"
-        assert project("working", "2026-01-02T00:00:00.000Z") == "completed"
-        assert project("error", "2026-01-03T00:00:00.000Z") == "completed"
+        t0, t1, t2 = "2026-01-01T10:00:00.000Z", "2026-01-01T10:00:01.000Z", "2026-01-01T10:00:02.000Z"
+        assert read(("working", t0), ("working", t0)) == {sid: "working", child: "working"}
+        # An inferred state needs a strictly later anchor: a Stop at the transcript's last activity changes nothing.
+        events.append((None, "Stop", t0))
+        assert read(("working", t0), ("working", t0))[sid] == "working"
+        events.append((None, "Stop", t1))
+        events.append((child, "SubagentStop", t1))
+        assert read(("working", t0), ("working", t0)) == {sid: "waiting", child: "completed"}
+        # A re-read with later activity: the main agent works again; the observed ending sticks.
+        assert read(("working", t2), ("working", t2)) == {sid: "working", child: "completed"}
+        # A transcript's own terminal (a failed notification) is what the transcript shows now.
+        events.clear()
+        assert read(("working", t2), ("error", t2)) == {sid: "working", child: "error"}
+        assert read(("working", t2), ("working", t2)) == {sid: "working", child: "working"}
     finally:
         cache.close()
 

@@ -126,6 +126,21 @@ def test_a_subagent_stop_before_its_transcript_is_replayed_when_it_appears(tmp_p
     assert statuses(out)["a1"] == "completed"
 
 
+def test_hook_statuses_outlive_a_re_read_of_the_transcripts(tmp_path: Path) -> None:
+    corpus, out, cache = session_corpus(tmp_path / "corpus"), tmp_path / "out", tmp_path / "cache"
+    send(cache, "SubagentStop", "a1")
+    send(cache, "Stop")
+    assert build(corpus, out, cache) == 0
+    assert statuses(out) == {SID: "waiting", "a1": "completed"}
+    # The subagent's transcript grows (its last lines land after its SubagentStop): the session is
+    # read again, its rows replaced, and the stored events replayed onto them.
+    with (corpus / "p" / SID / "subagents" / "agent-a1.jsonl").open("ab") as handle:
+        handle.write(json.dumps({**assistant("s2", "m2", "r2", usage(1, 1), ts="2026-05-31T23:55:09.000Z"), "isSidechain": True,
+                                 "agentId": "a1"}).encode() + b"\n")
+    assert build(corpus, out, cache) == 0
+    assert statuses(out) == {SID: "waiting", "a1": "completed"}
+
+
 def test_the_spool_is_ingested_once_and_events_raw_is_append_only(tmp_path: Path) -> None:
     corpus, out, cache = session_corpus(tmp_path / "corpus"), tmp_path / "out", tmp_path / "cache"
     send(cache, "Stop")

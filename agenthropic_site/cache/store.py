@@ -23,25 +23,11 @@ SESSION_COLUMNS = (
     "session_id", "project", "fingerprint", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
     "main_ended_at", "excluded_reason", "details",
 )
-# Status precedence (design: status lifecycle), applied where the row is written: an observed
-# terminal (completed, error) is sticky; a new terminal wins over an inferred state; otherwise an
-# inferred state yields only when the activity anchor strictly advances, so an unchanged replay
-# changes nothing. Every other column takes the new parse.
-AGENT_UPSERT = """
-INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-ON CONFLICT(session_id, agent_id) DO UPDATE SET
-    position = excluded.position, parent_agent_id = excluded.parent_agent_id, kind = excluded.kind,
-    edge_source = excluded.edge_source, agent_type = excluded.agent_type, description = excluded.description,
-    file = excluded.file, outcome_cause = excluded.outcome_cause, notification_status = excluded.notification_status,
-    spawn_tool_use_id = excluded.spawn_tool_use_id, first_seen_at = excluded.first_seen_at,
-    status = CASE
-        WHEN agents.status IN ('completed', 'error') THEN agents.status
-        WHEN excluded.status IN ('completed', 'error') THEN excluded.status
-        WHEN excluded.last_seen_at > COALESCE(agents.last_seen_at, '') THEN excluded.status
-        ELSE agents.status
-    END,
-    last_seen_at = NULLIF(MAX(COALESCE(agents.last_seen_at, ''), COALESCE(excluded.last_seen_at, '')), '')
-"""
+# A re-read replaces what the transcripts said before: for an append-only file the new parse
+# shows everything the old one did, and a file rewritten shorter shows what it holds now, as a
+# cold build would. Status precedence (design: status lifecycle) is applied between the parse and
+# the hook events, which are replayed onto these rows after every re-read (Cache.apply_event).
+AGENT_INSERT = "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 QUARANTINE_AFTER = 3
 MAX_QUARANTINE_BUILDS = 32
 LOCK_FILE = "build.lock"
@@ -179,9 +165,7 @@ class Cache:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # The session and agent rows are updated in place (upserts), so that status
-            # precedence can see what was stored before; the other rows are replaced.
-            self._delete_rows(parsed.session_id, keep=("sessions", "agents"))
+            self._delete_rows(parsed.session_id, keep=("sessions",))
             details = {
                 "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
                 "line_errors": [[e.file, e.line, e.code, e.message] for e in parsed.line_errors],
@@ -209,13 +193,8 @@ class Cache:
 
     def _insert_detail(self, parsed: ParsedSession) -> None:
         conn, sid = self.conn, parsed.session_id
-        conn.execute("UPDATE agents SET parent_agent_id = NULL WHERE session_id = ?", (sid,))
-        conn.execute(
-            "DELETE FROM agents WHERE session_id = ? AND agent_id NOT IN (SELECT value FROM json_each(?))",
-            (sid, orjson.dumps([a.agent_id for a in parsed.agents]).decode()),
-        )
         conn.executemany(
-            AGENT_UPSERT,
+            AGENT_INSERT,
             [
                 (sid, a.agent_id, position, a.parent_agent_id, a.kind, a.edge_source, a.agent_type, a.description, a.file,
                  a.status, a.outcome_cause, a.notification_status, a.spawn_tool_use_id, a.first_seen_at, a.last_seen_at)
