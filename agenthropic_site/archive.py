@@ -25,7 +25,7 @@ from typing import Callable, Mapping
 import orjson
 
 from agenthropic_site.config import ConfigError, is_inside
-from agenthropic_site.render.writer import MARKER
+from agenthropic_site.render.writer import MARKER, site_lock
 
 MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "agenthropic-snapshot/1"
@@ -75,6 +75,14 @@ def read_site(site: Path) -> dict[str, bytes]:
     def fail(exc: OSError) -> None:
         raise ArchiveError(f"cannot read the site folder: {exc.filename}: {exc.strerror}")
 
+    try:
+        with site_lock(site, False, lambda message: print(f"agenthropic: {message}", file=sys.stderr)):
+            return _read_site_files(site, fail)
+    except OSError as exc:
+        raise ArchiveError(f"cannot read the site folder: {exc.filename}: {exc.strerror}") from None
+
+
+def _read_site_files(site: Path, fail: Callable[[OSError], None]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for folder, dirnames, filenames in os.walk(site, onerror=fail):
         for name in sorted(dirnames + filenames):

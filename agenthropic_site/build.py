@@ -21,7 +21,7 @@ from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
-from agenthropic_site.render.writer import SiteWriter, prepare_output
+from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 from agenthropic_site.views import load_view, refresh_views
 
 REASON_MAX_CHARS = 300
@@ -249,7 +249,8 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         cache.set_render_interrupted(True)
         try:
             result.pages_rendered = renderer.render_all().rendered
-            writer.finish(previous)
+            with site_lock(config.out, True, log):
+                writer.finish(previous)
         except BaseException:
             writer.abort()
             raise

@@ -133,3 +133,38 @@ def test_a_snapshot_that_does_not_match_its_manifest_is_refused(demo_site: Path,
     with pytest.raises(ArchiveError, match="not a readable snapshot"):
         (tmp_path / "junk.tar.gz").write_bytes(b"not a tar")
         read_tree(tmp_path / "junk.tar.gz")
+
+
+def test_a_snapshot_and_a_build_publishing_the_same_site_take_turns(tmp_path: Path) -> None:
+    """The site's marker file is locked: shared while a snapshot reads, exclusive while a build publishes."""
+    import threading
+    import time
+
+    from agenthropic_site.render.writer import site_lock
+    from conftest import DEMO_CORPUS, build
+
+    site = tmp_path / "site"
+    assert build(DEMO_CORPUS, site, tmp_path / "cache") == 1
+    said: list[str] = []
+    snapshot: dict[str, bytes] = {}
+    with site_lock(site, True, said.append):  # as a build does while it moves its pages into place
+        reader = threading.Thread(target=lambda: snapshot.update(read_tree(site)))
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive(), "the snapshot read a site that was being published"
+        (site / "index.html").write_bytes(b"the next build's index")
+    reader.join(30)
+    assert snapshot["index.html"] == b"the next build's index"
+
+    (site / "index.html").unlink()  # the next build has a page to publish
+    with site_lock(site, False, said.append):  # as a snapshot does while it reads
+        builder = threading.Thread(target=build, args=(DEMO_CORPUS, site, tmp_path / "cache"))
+        builder.start()
+        deadline = time.monotonic() + 60
+        while not list(site.glob(".tmp-*.part")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the build has staged its pages and waits to publish them
+        assert list(site.glob(".tmp-*.part")), "the build never staged its pages"
+        builder.join(0.5)
+        assert builder.is_alive() and not (site / "index.html").exists(), "the build published under a reader"
+    builder.join(60)
+    assert (site / "index.html").is_file()

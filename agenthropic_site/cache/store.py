@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 from datetime import datetime
 import sqlite3
@@ -16,6 +15,7 @@ import orjson
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
 from agenthropic_site.config import stale_cutoff
 from agenthropic_site.corpus import FileRef
+from agenthropic_site.locks import take_lock
 from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
 
 CACHE_FILE = "cache.sqlite3"
@@ -84,13 +84,10 @@ class Cache:
         """Hold the cache for one build at a time; a second build waits and says so (or gives up)."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            take_lock(fd, True, on_wait, f"another build is using the cache in {path.parent}; waiting for it to finish", wait)
         except BlockingIOError:
-            if not wait:
-                os.close(fd)
-                raise CacheBusyError(f"another build is using the cache in {path.parent}") from None
-            on_wait(f"another build is using the cache in {path.parent}; waiting for it to finish")
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.close(fd)
+            raise CacheBusyError(f"another build is using the cache in {path.parent}") from None
         return fd
 
     def _open(self) -> sqlite3.Connection:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from agenthropic_site.config import ConfigError
+from agenthropic_site.locks import take_lock
 
 MARKER = ".agenthropic-site"
 TEMP_PREFIX = ".tmp-"
@@ -32,6 +36,24 @@ def prepare_output(out: Path) -> None:
     if not marker.is_file():
         # Claim the folder before the first page, so an interrupted first build can be resumed.
         marker.write_bytes(MARKER_TEXT)
+
+
+@contextmanager
+def site_lock(out: Path, exclusive: bool, on_wait: Callable[[str], None]) -> Iterator[None]:
+    """Hold the site folder's marker file locked while a build publishes (exclusive) or a reader copies it (shared).
+
+    A snapshot or diff of a site that a build (or `--watch`) is publishing then sees the whole
+    of one build, never a mix of two.
+    """
+    fd = os.open(out / MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if exclusive:
+            take_lock(fd, True, on_wait, f"a snapshot or diff is reading {out}; waiting for it to finish before publishing")
+        else:
+            take_lock(fd, False, on_wait, f"a build is publishing {out}; waiting for it to finish")
+        yield
+    finally:
+        os.close(fd)
 
 
 @dataclass

@@ -1,0 +1,18 @@
+"""Advisory locks (flock) that say once that they wait, then wait."""
+
+from __future__ import annotations
+
+import fcntl
+from typing import Callable
+
+
+def take_lock(fd: int, exclusive: bool, on_wait: Callable[[str], None], message: str, wait: bool = True) -> None:
+    """Lock an open file; when someone else holds it, call `on_wait(message)` and wait (or raise BlockingIOError)."""
+    operation = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if not wait:
+            raise
+        on_wait(message)
+        fcntl.flock(fd, operation)
