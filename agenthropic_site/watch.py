@@ -15,7 +15,10 @@ from agenthropic_site.config import BuildConfig, ConfigError
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
 
 # A burst of appends (Claude Code streaming a reply) gives one rebuild once the corpus has been
-# quiet for QUIET_MS; a longer stream still gets a rebuild every DEBOUNCE_MS.
+# quiet for QUIET_MS. watchfiles ends a batch after a QUIET_MS step with no *new* path changed
+# (1.3: repeated writes to the same files do not hold it open), so in a long stream the loop
+# itself paces the builds: one starts at most every DEBOUNCE_MS, and never sooner than twice the
+# last build's duration after it started, so a watch spends at most half its time building.
 QUIET_MS = 80
 DEBOUNCE_MS = 1000
 # A pass runs at least this often even without events, to catch what the OS did not report.
@@ -97,6 +100,31 @@ def _say_new_skips(config: BuildConfig, log: Callable[[str], None], state: Watch
             log(f"skipped {skip['path']}: {skip['reason']} {skip.get('detail', '')}".rstrip())
 
 
+@dataclass
+class Pacing:
+    """When the next build may start: DEBOUNCE_MS after the last one started, or twice its duration."""
+
+    clock: Callable[[], float] = time.monotonic
+    start: float | None = None
+    duration: float = 0.0
+
+    def wait(self) -> float:
+        """Return the seconds to wait before the next build may start (0 when it may start now)."""
+        if self.start is None:
+            return 0.0
+        earliest = self.start + max(DEBOUNCE_MS / 1000, 2 * self.duration)
+        return max(earliest - self.clock(), 0.0)
+
+    def started(self) -> None:
+        """Note that a build starts now."""
+        self.start = self.clock()
+
+    def finished(self) -> None:
+        """Note that the build that started last has ended."""
+        if self.start is not None:
+            self.duration = self.clock() - self.start
+
+
 def watch_paths(config: BuildConfig) -> list[Path]:
     """Return what to watch: the corpus, the hook spool folder, and a user theme."""
     spool = config.cache / "hooks"
@@ -115,6 +143,7 @@ def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.
     import watchfiles
 
     state = state or WatchState()
+    pacing = Pacing()
     if run_pass(config, log, state) in ("ingested", "unchanged"):
         on_built()
     while not stop.is_set():
@@ -124,7 +153,14 @@ def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.
         try:
             for _changes in watchfiles.watch(*watched, debounce=DEBOUNCE_MS, step=QUIET_MS, stop_event=stop,
                                              rust_timeout=PERIODIC_MS, yield_on_timeout=True):
-                if run_pass(config, log, state) == "ingested":
+                # Changes made while this waits are gathered by watchfiles and read by this pass
+                # or, if they come after it starts, by the next one: nothing queues up.
+                if stop.wait(pacing.wait()):
+                    break
+                pacing.started()
+                outcome = run_pass(config, log, state)
+                pacing.finished()
+                if outcome == "ingested":
                     on_built()
                 if watch_paths(config) != watched:
                     break  # the corpus appeared or vanished: watch the new set of paths

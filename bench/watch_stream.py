@@ -8,7 +8,6 @@ and measures for each line the time until the session's data JSON counts it (its
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import statistics
 import subprocess
@@ -21,36 +20,25 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def line(session_id: str, index: int) -> bytes:
-    record = {"type": "assistant", "uuid": f"stream-{index}", "sessionId": session_id, "requestId": f"req_stream_{index}",
-              "timestamp": "2026-06-01T00:00:00.000Z", "message": {"id": f"msg_stream_{index}", "model": "claude-sonnet-4-5-20250929",
-              "role": "assistant", "stop_reason": "end_turn", "content": [{"type": "text", "text": "streamed"}],
-              "usage": {"input_tokens": 0, "output_tokens": 1, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}}
-    return json.dumps(record).encode() + b"\n"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--sessions", type=int, default=10)
     args = parser.parse_args()
-    from fixtures.generate import generate_scale
+    from fixtures.stream import append_line, generate_stream_corpus, session_data
 
     with tempfile.TemporaryDirectory() as work:
         base = Path(work)
-        generate_scale(base / "corpus", sessions=args.sessions, seed=3, session_kb=200)
-        mains = sorted(p for p in (base / "corpus").rglob("*.jsonl") if p.parent.parent == base / "corpus" and "-" in p.stem)
+        mains = generate_stream_corpus(base / "corpus", args.sessions)
         out = base / "site"
         command = [sys.executable, "-m", "agenthropic_site", "build", "--watch", "--corpus", str(base / "corpus"), "--out", str(out),
                    "--cache", str(base / "cache"), "--now", "2026-06-01T00:00:00Z", "-q"]
         watcher = subprocess.Popen(command, cwd=REPO)
 
         def output_tokens(path: Path) -> int | None:
-            try:
-                return json.loads((out / "data" / "sessions" / f"{path.stem}.json").read_text())["tokens"]["output"]
-            except (OSError, ValueError, TypeError, KeyError):
-                return None
+            data = session_data(out, path.stem)
+            return None if data is None else data["tokens"]["output"]
 
         while any(output_tokens(p) is None for p in mains):
             time.sleep(0.1)
@@ -78,9 +66,7 @@ def main() -> int:
         started = time.monotonic()
         index = 0
         while time.monotonic() - started < args.seconds:
-            target = mains[index % len(mains)]
-            with target.open("ab") as handle:
-                handle.write(line(target.stem, index))
+            target = append_line(mains, index)
             appended[target].append(time.monotonic())
             index += 1
             time.sleep(max(0.0, started + index / args.rate - time.monotonic()))

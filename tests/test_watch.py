@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site.watch import WatchState, watch_loop
+from agenthropic_site.watch import DEBOUNCE_MS, Pacing, WatchState, watch_loop
 from conftest import DEMO_CORPUS, DEMO_NOW
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
@@ -127,6 +127,22 @@ def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path)
         stop.set()
         thread.join(timeout=15)
     assert not thread.is_alive()
+
+
+def test_pacing_starts_a_build_at_most_every_second_and_never_builds_more_than_half_the_time() -> None:
+    now = [100.0]
+    pacing = Pacing(clock=lambda: now[0])
+    assert pacing.wait() == 0.0  # nothing built yet: go
+    pacing.started()
+    now[0] += 0.3
+    pacing.finished()  # a 0.3 s build
+    assert pacing.wait() == pytest.approx(DEBOUNCE_MS / 1000 - 0.3)
+    now[0] = 100.0 + DEBOUNCE_MS / 1000 + 5
+    assert pacing.wait() == 0.0  # an append after a quiet spell is built at once
+    pacing.started()
+    now[0] += 2.0
+    pacing.finished()  # a 2 s build (a large corpus): the next one waits as long again
+    assert pacing.wait() == pytest.approx(2.0)
 
 
 def free_port() -> int:
