@@ -376,3 +376,33 @@ def test_lines_appended_while_a_build_process_runs(tmp_path: Path) -> None:
     assert build(corpus, out, cache) == 0
     assert index_data(out)["totals"]["tokens"]["output"] == initial + appended
     assert tree_bytes(out) == cold_build(corpus, tmp_path)
+
+
+# --- every kind of hostile line at once, across many sessions --------------------------------------
+
+
+@pytest.mark.slow
+def test_hostile_lines_mixed_across_three_hundred_sessions_count_exactly(tmp_path: Path) -> None:
+    """Each session gets a different mix of hostile lines between sane requests: one build of all
+    of them counts every bad line against its own session and every sane token, and nothing else."""
+    kinds = [adv.nul_bytes_lines, adv.invalid_utf8_lines, adv.lone_surrogate_lines]
+    corpus = tmp_path / "corpus"
+    expected: dict[str, tuple[int, dict[str, int]]] = {}
+    for index in range(300):
+        sid = f"{index:08x}-0000-4000-8000-{index:012x}"
+        bad = b"".join(b"".join(kinds[k]()) for k in range(len(kinds)) if (index >> k) & 1)
+        if index % 50 == 0:
+            bad += adv.deep_json_line(100_000)
+        sane_out = index % 7 + 1
+        separators = assistant(f"sep-{index}", f"msg_sep_{sid}", f"req_sep_{sid}", usage(3, 4), session=sid, ts=adv.ts(40),
+                               content=[{"type": "text", "text": "one\u2028two\u2029three\u0085four"}])
+        after = assistant(f"after-{index}", f"msg_after_{sid}", f"req_after_{sid}", usage(5, sane_out), session=sid, ts=adv.ts(90))
+        adv.main_transcript(corpus, sid, bad, json.dumps(separators, ensure_ascii=False).encode() + b"\n", after)
+        expected[sid] = (bad.count(b"\n"), tokens(1 + 3 + 5, 2 + 4 + sane_out))
+    code, out = build_case(tmp_path)
+    assert code == 0
+    index = index_data(out)
+    assert len(index["sessions"]) == 300 and index["report"]["failed_sessions"] == [] and index["report"]["collisions"] == 0
+    seen = {sid: (session_data(out, sid)["malformed_lines"], session_data(out, sid)["tokens"]) for sid in expected}
+    assert seen == expected
+    assert sum(bad for bad, _ in expected.values()) > 600  # the mix really holds hundreds of bad lines
