@@ -1,13 +1,13 @@
 """Measure whole builds: cold, no-change and one-append, with peak RSS, on generated corpora.
 
-Usage: python bench/build_bench.py [--sessions 100 1000] [--seed 7]
+Usage: python bench/build_bench.py [--sessions 100 1000] [--seed 7] [--session-kb 400]
 Each build runs as its own `agenthropic build` process; wall time and peak RSS are that process's.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import shutil
 import subprocess
 import sys
@@ -15,58 +15,60 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from fixtures.generate import DEFAULT_SESSION_KB  # noqa: E402
 WORK = REPO / "bench" / ".work"
 NOW = "2026-06-01T00:00:00Z"
 
 
 def timed_build(corpus: Path, out: Path, cache: Path) -> tuple[float, float]:
     """Run one build; return (wall seconds, peak RSS MiB of that process)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache),
-                    "--now", NOW, "-q"], check=False, cwd=REPO)
+    process = subprocess.Popen([sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out),
+                                "--cache", str(cache), "--now", NOW, "-q"], cwd=REPO)
+    _, _, usage = os.wait4(process.pid, 0)  # this child's own rusage, not the largest child's so far
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of children is the largest so far: report it only when this build raised it.
-    return wall, max(after, before) / 1024 if after > before else float("nan")
+    process.returncode = 0  # reaped by wait4; keep Popen from waiting again
+    return wall, usage.ru_maxrss / 1024
 
 
-def measure(count: int, seed: int) -> dict[str, float]:
-    corpus = WORK / f"scale-{count}-{seed}"
+def measure(count: int, seed: int, session_kb: int) -> dict[str, float]:
+    corpus = WORK / f"scale-{count}-{seed}" if session_kb == DEFAULT_SESSION_KB else WORK / f"scale-{count}-{seed}-{session_kb}kb"
     if not corpus.is_dir():
-        subprocess.run([sys.executable, "-m", "fixtures.generate", "--sessions", str(count), "--seed", str(seed), "--out", str(corpus)],
-                       cwd=REPO, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "fixtures.generate", "--sessions", str(count), "--seed", str(seed), "--out", str(corpus),
+                        "--session-kb", str(session_kb)], cwd=REPO, check=True, capture_output=True)
     scratch = WORK / f"build-{count}"
     shutil.rmtree(scratch, ignore_errors=True)
     copy = scratch / "corpus"
     shutil.copytree(corpus, copy)
     out, cache = scratch / "site", scratch / "cache"
     cold, cold_rss = timed_build(copy, out, cache)
-    nochange, _ = timed_build(copy, out, cache)
+    nochange, nochange_rss = timed_build(copy, out, cache)
     nochange2, _ = timed_build(copy, out, cache)
     target = sorted(copy.rglob("*.jsonl"))[len(list(copy.rglob("*.jsonl"))) // 2]
     last = target.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
     with target.open("ab") as handle:
         handle.write(last + b"\n")  # a copy of a real line: a replayed request, as a live session appends
-    append, _ = timed_build(copy, out, cache)
+    append, append_rss = timed_build(copy, out, cache)
     size = sum(p.stat().st_size for p in copy.rglob("*") if p.is_file())
     site = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     shutil.rmtree(scratch, ignore_errors=True)
     return {"sessions": count, "corpus_mb": size / 1e6, "site_mb": site / 1e6, "cold_s": cold, "cold_rss_mb": cold_rss,
-            "nochange_s": min(nochange, nochange2), "append_s": append}
+            "nochange_s": min(nochange, nochange2), "nochange_rss_mb": nochange_rss, "append_s": append, "append_rss_mb": append_rss}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--session-kb", type=int, default=DEFAULT_SESSION_KB, help="approximate size of each generated session")
     args = parser.parse_args()
-    print("| sessions | corpus MB | site MB | cold s | cold peak RSS MB | no-change s | one-append s |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| sessions | corpus MB | site MB | cold s / peak RSS MB | no-change s / MB | one-append s / MB |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for count in args.sessions:
-        r = measure(count, args.seed)
-        print(f"| {r['sessions']} | {r['corpus_mb']:.0f} | {r['site_mb']:.0f} | {r['cold_s']:.1f} | {r['cold_rss_mb']:.0f} | "
-              f"{r['nochange_s']:.2f} | {r['append_s']:.2f} |", flush=True)
+        r = measure(count, args.seed, args.session_kb)
+        print(f"| {r['sessions']} | {r['corpus_mb']:.0f} | {r['site_mb']:.0f} | {r['cold_s']:.1f} / {r['cold_rss_mb']:.0f} | "
+              f"{r['nochange_s']:.2f} / {r['nochange_rss_mb']:.0f} | {r['append_s']:.2f} / {r['append_rss_mb']:.0f} |", flush=True)
     return 0
 
 

@@ -1,0 +1,104 @@
+"""Load: 5,000 generated sessions build cold and incrementally with a bounded number of whole views.
+
+Memory is tested by counting, which is exact: whole session views (everything a session's pages
+show) are computed and loaded a batch at a time (views.VIEW_BATCH), so at no moment do more than
+one batch of them exist, whatever the number of sessions; the index and project pages read only a
+small summary of each session. Peak RSS at this scale is measured, not asserted, by
+`python bench/build_bench.py --sessions 5000 --session-kb 8` (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import weakref
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site import views
+from agenthropic_site.build import run_build
+from agenthropic_site.config import BuildConfig, parse_instant
+from conftest import DEMO_NOW
+from fixtures.generate import generate_scale
+from fixtures.stream import stream_line
+
+SESSIONS = 5_000
+SESSION_KB = 8  # the smallest sessions the generator writes: the count of sessions is what is tested
+
+
+class ViewCounter:
+    """Count the session views made, and the most alive at once."""
+
+    def __init__(self) -> None:
+        self.alive: dict[int, weakref.ref[views.SessionView]] = {}  # views are unhashable: keyed by id
+        self.computed = 0
+        self.loaded = 0
+        self.peak = 0
+
+    def track(self, made: Iterable[views.SessionView]) -> None:
+        for view in made:
+            key = id(view)
+            self.alive[key] = weakref.ref(view, lambda _, key=key: self.alive.pop(key, None))
+        if len(self.alive) > views.VIEW_BATCH:
+            gc.collect()  # only unreachable cycles would still be counted; collect them first
+        self.peak = max(self.peak, len(self.alive))
+
+
+@pytest.fixture
+def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[ViewCounter]:
+    counting = ViewCounter()
+    compute, decode = views.compute_views, views.decode_view
+
+    def counted_compute(*args, **kwargs):  # type: ignore[no-untyped-def]
+        made = compute(*args, **kwargs)
+        counting.computed += len(made)
+        counting.track(made.values())
+        return made
+
+    def counted_decode(body: bytes) -> views.SessionView:
+        view = decode(body)
+        counting.loaded += 1
+        counting.track([view])
+        return view
+
+    monkeypatch.setattr(views, "compute_views", counted_compute)
+    monkeypatch.setattr(views, "decode_view", counted_decode)
+    yield counting
+
+
+def quiet(message: str) -> None:
+    """Swallow progress lines."""
+
+
+@pytest.mark.slow
+def test_five_thousand_sessions_hold_one_batch_of_views_cold_and_incrementally(tmp_path: Path, counter: ViewCounter) -> None:
+    corpus = tmp_path / "corpus"
+    generate_scale(corpus, SESSIONS, session_kb=SESSION_KB)
+    out = tmp_path / "site"
+    settings = BuildConfig(corpus=corpus, out=out, cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), quiet=True)
+
+    cold = run_build(settings, quiet)
+    assert (cold.sessions, cold.parsed, cold.failed) == (SESSIONS, SESSIONS, 0)
+    assert len(json.loads((out / "data" / "index.json").read_bytes())["sessions"]) == SESSIONS
+    # Every view computed once and loaded once to render its pages, never all of them at once.
+    assert (counter.computed, counter.loaded) == (SESSIONS, SESSIONS)
+    assert counter.peak <= views.VIEW_BATCH
+
+    counter.computed = counter.loaded = counter.peak = 0
+    unchanged = run_build(settings, quiet)
+    assert (unchanged.parsed, unchanged.pages_written, counter.computed, counter.loaded) == (0, 0, 0, 0)
+
+    # One live session gains a request: its view alone is computed and loaded again.
+    main = sorted(p for p in corpus.rglob("*.jsonl") if p.parent.parent == corpus)[SESSIONS // 2]
+    before = json.loads((out / "data" / "sessions" / f"{main.stem}.json").read_bytes())
+    with main.open("ab") as handle:
+        handle.write(stream_line(main.stem, 1))
+    appended = run_build(settings, quiet)
+    after = json.loads((out / "data" / "sessions" / f"{main.stem}.json").read_bytes())
+    assert appended.parsed == 1 and (counter.computed, counter.loaded) == (1, 1)
+    assert after["tokens"]["output"] == before["tokens"]["output"] + 1
+    # Rendered again: that session's page and agent pages, its project's page, the index and the report.
+    assert appended.pages_rendered == len(after["agents"]) + 3
+    assert counter.peak == 1
