@@ -133,3 +133,29 @@ def test_every_screenshot_the_docs_show_exists() -> None:
             assert (doc.parent / target).stat().st_size < 250_000, f"{target} is too large for the repository"
             shown.append((name, target))
     assert {"README.md", "docs/usage.md"} <= {name for name, _ in shown}, shown
+
+
+def test_a_theme_can_use_every_template_variable_the_docs_list(tmp_path: Path) -> None:
+    """docs/usage.md "Themes" lists what templates get; a theme using all of it builds (undefined names fail)."""
+    import re
+
+    from conftest import DEMO_CORPUS, build
+
+    usage = (Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text()
+    themes = " ".join(usage[usage.index("### Themes") : usage.index("## agenthropic pricing")].split())
+    model_part = themes[themes.index("`model` holds") : themes.index("`model.sessions` and")]
+    summary_part = themes[themes.index("*summary*") : themes.index("The whole session")]
+    model_fields = re.findall(r"`(\w+)`", model_part.replace("`model` holds", ""))
+    summary_fields = re.findall(r"`(\w+)`", summary_part)
+    assert {"tokens", "recent_sessions", "redactions"} <= set(model_fields) and {"agent_ids", "failed_agents"} <= set(summary_fields)
+    templates = tmp_path / "theme" / "templates"
+    templates.mkdir(parents=True)
+    uses = "".join(f"{{{{ model.{name} is defined }}}}" for name in model_fields)
+    uses += "{% for s in model.recent_sessions %}" + "".join(f"{{{{ s.{name} }}}}" for name in summary_fields) + "{% endfor %}"
+    for name in ("root", "version", "chart", "search_index"):
+        uses += f"{{{{ {name} }}}}"
+    (templates / "index.html").write_text(f"<p>{uses}</p>")
+    out = tmp_path / "site"
+    assert build(DEMO_CORPUS, out, tmp_path / "cache", "--theme", str(tmp_path / "theme")) == 1  # 1: the demo's unpriced model
+    page = (out / "index.html").read_text()
+    assert "False" not in page  # `is defined` held for every model field
