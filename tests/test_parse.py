@@ -193,3 +193,34 @@ def test_images_become_thumbnails_only_when_small_raster_and_base64() -> None:
     assert image_block({"type": "base64", "media_type": "image/png", "data": 'x" onerror="alert(1)'}).text == ""
     big = image_block({"type": "base64", "media_type": "image/png", "data": "A" * (MAX_THUMBNAIL_CHARS + 4)})
     assert big.text == "" and big.truncated_from == MAX_THUMBNAIL_CHARS + 4
+
+
+KEY = "sk-ant-api03-" + "Q" * 40  # a credential shape --redact masks only whole
+
+
+def test_a_title_or_search_prompt_never_keeps_part_of_a_word() -> None:
+    from agenthropic_site.parse.fields import clip_words
+    from agenthropic_site.parse.session import TITLE_MAX_CHARS, trim_title
+
+    prompt = "deploy   the\nservice " * 5 + KEY + " and more words after it"
+    flat = " ".join(prompt.split())
+    assert flat.index(KEY) < TITLE_MAX_CHARS < flat.index(KEY) + len(KEY)  # the limit falls inside the key
+    title = trim_title(prompt)
+    assert title.endswith("…") and len(title) <= TITLE_MAX_CHARS and "sk-ant" not in title
+    assert title[:-1] == " ".join(prompt.split()[: len(title[:-1].split())])  # whole words, whitespace collapsed
+    assert trim_title("short title") == "short title"
+    assert clip_words(prompt, 1_000) == (" ".join(prompt.split()), False)
+    kept, cut = clip_words(KEY + " tail", 10)  # a first word longer than the limit is the one thing cut
+    assert (kept, cut) == (KEY[:10], True)
+
+
+def test_a_stored_block_cut_at_the_cap_leaves_a_credential_out_whole() -> None:
+    from agenthropic_site.parse.messages import MAX_BLOCK_CHARS, _cut
+
+    text = "x" * (MAX_BLOCK_CHARS - 20) + " " + KEY + " " + "y" * 100
+    stored, original = _cut(text)
+    assert original == len(text) and stored == "x" * (MAX_BLOCK_CHARS - 20) + " "
+    unbroken = "z" * (MAX_BLOCK_CHARS + 50)  # no word start near the cap: cut where it falls
+    assert _cut(unbroken) == ("z" * MAX_BLOCK_CHARS, len(unbroken))
+    at_space = "w" * MAX_BLOCK_CHARS + " rest"
+    assert _cut(at_space) == ("w" * MAX_BLOCK_CHARS, len(at_space))

@@ -64,20 +64,27 @@ def instant_of(value: Any) -> str | None:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-def collapsed(text: str, limit: int) -> str:
-    """Return `" ".join(text.split())[:limit]` without splitting all of a long text.
+def clip_words(text: str, limit: int) -> tuple[str, bool]:
+    """Collapse whitespace and keep the whole words that fit in `limit` characters; say if any were left out.
 
-    Splitting a 50 MB prompt into words costs about 15 times its size in memory (word objects
-    and the list); only the first `limit` characters of the result are ever kept.
+    A word is never split, so a credential in the text is kept whole (and `--redact` can
+    recognise it) or left out, unless the first word alone is longer than `limit`. Only the
+    words kept are ever split out of the text: a 50 MB prompt costs no more than a short one.
     """
     words: list[str] = []
     size = -1
     for match in WORD_RE.finditer(text):
-        words.append(match.group())
-        size += len(words[-1]) + 1
-        if size >= limit:
-            break
-    return " ".join(words)[:limit]
+        word = match.group()
+        if size + 1 + len(word) > limit:
+            return (" ".join(words) if words else word[:limit]), True
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words), False
+
+
+def collapsed(text: str, limit: int) -> str:
+    """Return the text's whole words, whitespace collapsed, that fit in `limit` characters."""
+    return clip_words(text, limit)[0]
 
 
 def content_text(content: Any) -> str:

@@ -20,10 +20,21 @@ THUMBNAIL_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp
 BASE64_RE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 
 
+# A cut inside a word backs off to the word's start when it began this close to the limit.
+WORD_BACKOFF_CHARS = 256
+LAST_WORD_RE = re.compile(r"\s\S*\Z")
+
+
 def _cut(text: str) -> tuple[str, int | None]:
     if len(text) <= MAX_BLOCK_CHARS:
         return text, None
-    return text[:MAX_BLOCK_CHARS], len(text)
+    head = text[:MAX_BLOCK_CHARS]
+    last_word = LAST_WORD_RE.search(head, MAX_BLOCK_CHARS - WORD_BACKOFF_CHARS)
+    if not text[MAX_BLOCK_CHARS].isspace() and last_word is not None:
+        # Never keep part of a word: a credential at the cut is left out whole, not shown in
+        # part where --redact could no longer recognise its shape.
+        head = head[: last_word.start() + 1]
+    return head, len(text)
 
 
 def _text_block(kind: str, text: str, **extra: Any) -> Block:

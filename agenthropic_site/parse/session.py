@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from agenthropic_site.parse.fields import collapsed, text_of
+from agenthropic_site.parse.fields import clip_words, text_of
 from agenthropic_site.parse.lines import Record, decode_jsonl
 from agenthropic_site.parse.links import AgentMeta, Evidence, choose_edges, collect_evidence, edges_of, prompt_match_evidence, read_meta, spawn_inputs
 from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, UsageRow, Warning
@@ -277,9 +277,9 @@ def _describe(session: ParsedSession, main: TranscriptFacts, facts: list[Transcr
 
 
 def trim_title(text: str) -> str:
-    """Collapse whitespace and cut to TITLE_MAX_CHARS with an ellipsis."""
-    flat = collapsed(text, TITLE_MAX_CHARS + 1)  # one character more tells whether it was cut
-    return flat if len(flat) <= TITLE_MAX_CHARS else flat[: TITLE_MAX_CHARS - 1].rstrip() + "…"
+    """Collapse whitespace and keep the whole words that fit in TITLE_MAX_CHARS, with an ellipsis when cut."""
+    flat, cut = clip_words(text, TITLE_MAX_CHARS)
+    return clip_words(text, TITLE_MAX_CHARS - 1)[0] + "…" if cut else flat
 
 
 def _version_key(version: str) -> tuple[Any, ...]:
