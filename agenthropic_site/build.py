@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Callable
 
 from agenthropic_site import code_identity
-from agenthropic_site.cache import Cache, PricedRow, delete_cache_files
+from agenthropic_site.cache import Cache, Priced, PricedRow, delete_cache_files
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
@@ -62,27 +62,23 @@ def sanitize_reason(text: str) -> str:
     return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
 
 
-def price_rows(rows: list[PricedRow], prices: PriceTable) -> tuple[list[tuple[int, str, tuple[Decimal, ...]]] | None, str | None]:
-    """Price every usage row; any row that cannot be priced excludes the whole session (the halt gate)."""
-    priced = []
-    problems: set[str] = set()
+def price_rows(rows: list[PricedRow], prices: PriceTable) -> Priced:
+    """Price every usage row; a row that cannot be priced says why (the halt gate reads it with ownership)."""
+    priced: Priced = []
     for row in rows:
         try:
             cost = prices.cost(row.model, row.tokens, row.at, row.speed)
         except PricingError as exc:
-            problems.add(f"{exc.why} for model {exc.model}")
+            priced.append((row.seq, None, None, f"{exc.why} for model {exc.model}"))
             continue
-        priced.append((row.seq, prices.family(row.model) or "", cost.as_tuple()))
-    if problems:
-        return None, "; ".join(sorted(problems))
-    return priced, None
+        priced.append((row.seq, prices.family(row.model) or "", cost.as_tuple(), None))
+    return priced
 
 
 def price_sessions(cache: Cache, session_ids: list[str], prices: PriceTable) -> None:
     """(Re)price sessions from their cached rows: a price change never needs a re-parse."""
     for session_id in session_ids:
-        priced, reason = price_rows(cache.usage_rows(session_id), prices)
-        cache.set_prices(session_id, priced, reason)
+        cache.set_prices(session_id, price_rows(cache.usage_rows(session_id), prices))
 
 
 def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildResult) -> tuple[SessionInput, list[Skip]]:
@@ -139,8 +135,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
         rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
-        priced, excluded_reason = price_rows(rows, prices)
-        cache.write_session(parsed, fingerprint, priced, excluded_reason)
+        cache.write_session(parsed, fingerprint, price_rows(rows, prices))
         result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
     gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))

@@ -193,12 +193,12 @@ def _load_sessions(cache: Cache, ids: str) -> dict[str, SessionView]:
             started_at=row["started_at"],
             ended_at=row["ended_at"],
             main_ended_at=row["main_ended_at"],
-            excluded_reason=row["excluded_reason"],
+            excluded_reason=None,  # set by _load_usage when a request the session owns has no price
             warnings=[{"code": c, "message": m, "agent_id": a} for c, m, a in details["warnings"]],
             line_errors=[{"file": f, "line": n, "code": c, "message": m} for f, n, c, m in details["line_errors"]],
             unknown_types=details["unknown_types"],
             prompts=details.get("prompts", []),
-            cost=None if row["excluded_reason"] else Decimal(0),
+            cost=Decimal(0),
         )
     return sessions
 
@@ -252,16 +252,23 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> No
 
 
 def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str], ids: str) -> dict[str, list[CostedRow]]:
-    """Sum owned, priced rows per agent, model and day; return each session's rows for breakdowns."""
+    """Sum owned, priced rows per agent, model and day; return each session's rows for breakdowns.
+
+    The halt gate: a session that owns a request without a price is excluded whole, its cost
+    unknown, never $0. A replayed copy of such a request, owned by another session, does not
+    exclude the session that merely replays it.
+    """
     rows_of: dict[str, list[CostedRow]] = defaultdict(list)
+    problems: dict[str, set[str]] = defaultdict(set)
     for row in cache.query(f"SELECT * FROM token_usage WHERE {IN} ORDER BY session_id, seq", (ids,)):
         session = sessions[row["session_id"]]
         message_id = row["message_id"]
         if message_id is not None and owner.get(message_id, session.session_id) != session.session_id:
             session.collisions += 1
             continue
-        if session.excluded_reason:
-            continue  # excluded whole: no figure of it reaches a total
+        if row["price_problem"] is not None:
+            problems[session.session_id].add(row["price_problem"])
+            continue
         rows_of[session.session_id].append(
             CostedRow(
                 agent_id=row["agent_id"], model=row["model"], family=row["family"],
@@ -271,6 +278,10 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
                 segment=row["segment"],
             )
         )
+    for session_id, found in problems.items():
+        sessions[session_id].excluded_reason = "; ".join(sorted(found))
+        sessions[session_id].cost = None
+        rows_of.pop(session_id, None)  # excluded whole: no figure of it reaches a total
     for session_id, rows in rows_of.items():
         session = sessions[session_id]
         per_agent: dict[str, list[Any]] = {}
@@ -433,7 +444,7 @@ def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, Sessio
     for sid, view in views.items():
         body = encode_view(view)
         summaries[sid] = summarize(view, hashlib.sha256(body).hexdigest())
-        rows[sid] = (body, encode_summary(summaries[sid]))
+        rows[sid] = (body, encode_summary(summaries[sid]), view.excluded_reason is not None)
     cache.put_views(rows)
     return summaries
 

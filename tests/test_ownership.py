@@ -35,3 +35,20 @@ def test_an_explicit_origin_marker_wins_over_end_times(tmp_path: Path) -> None:
     assert build(corpus, tmp_path / "out", tmp_path / "cache") == 0
     assert session_tokens(tmp_path / "out", SID) == (103, 0)
     assert session_tokens(tmp_path / "out", OTHER_SID) == (0, 1)
+
+
+def test_replaying_an_unpriced_request_does_not_exclude_the_session_that_replays_it(tmp_path: Path) -> None:
+    """The halt gate reads ownership: only the session that owns a request without a price is excluded."""
+    corpus = tmp_path / "corpus"
+    unknown = assistant("a1", "msg_unknown", "req_unknown", usage(1, 100), model="claude-nimbus-9", ts="2026-01-01T10:00:00.000Z")
+    write(corpus / "p" / f"{SID}.jsonl", user("u1", "original", ts="2026-01-01T09:59:00.000Z"), unknown)
+    write(corpus / "p" / f"{OTHER_SID}.jsonl", {**unknown, "sessionId": OTHER_SID},
+          assistant("b1", "msg_new", "req_new", usage(1, 7), ts="2026-01-02T10:00:00.000Z", session=OTHER_SID))
+    assert build(corpus, tmp_path / "out", tmp_path / "cache") == 1  # one session left out of the totals
+    original = json.loads((tmp_path / "out" / "data" / "sessions" / f"{SID}.json").read_text())
+    resumed = json.loads((tmp_path / "out" / "data" / "sessions" / f"{OTHER_SID}.json").read_text())
+    assert original["excluded"] == {"reason": "no price for model claude-nimbus-9"} and original["cost_usd"] is None
+    assert resumed["excluded"] is None and resumed["tokens"]["output"] == 7 and resumed["collisions"] == 1
+    assert resumed["cost_usd"] is not None and float(resumed["cost_usd"]) > 0
+    index = json.loads((tmp_path / "out" / "data" / "index.json").read_text())
+    assert index["report"]["unpriced_models"] == {"no price for model claude-nimbus-9": [SID]}

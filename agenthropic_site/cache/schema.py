@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -21,7 +21,6 @@ CREATE TABLE sessions (
     started_at TEXT,
     ended_at TEXT,
     main_ended_at TEXT,
-    excluded_reason TEXT,
     details TEXT NOT NULL
 );
 CREATE TABLE agents (
@@ -72,6 +71,7 @@ CREATE TABLE token_usage (
     cost_cache_read TEXT,
     cost_cache_write_5m TEXT,
     cost_cache_write_1h TEXT,
+    price_problem TEXT,
     segment INTEGER NOT NULL DEFAULT 0,
     at TEXT,
     speed TEXT,
@@ -122,7 +122,8 @@ CREATE TABLE flat_owners (
 CREATE TABLE views (
     session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
     body BLOB NOT NULL,
-    summary BLOB NOT NULL
+    summary BLOB NOT NULL,
+    excluded INTEGER NOT NULL
 );
 CREATE TABLE outputs (
     path TEXT PRIMARY KEY,

@@ -21,7 +21,7 @@ from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
 CACHE_FILE = "cache.sqlite3"
 SESSION_COLUMNS = (
     "session_id", "project", "fingerprint", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
-    "main_ended_at", "excluded_reason", "details",
+    "main_ended_at", "details",
 )
 # A re-read replaces what the transcripts said before: for an append-only file the new parse
 # shows everything the old one did, and a file rewritten shorter shows what it holds now, as a
@@ -37,8 +37,9 @@ def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-# Each usage row's (seq, family, cost by category), or None when the session is excluded.
-Priced = list[tuple[int, str, tuple[Decimal, ...]]] | None
+# Each usage row's (seq, family, cost by category, problem): a row that cannot be priced has no
+# family or cost and says why; whether that excludes its session depends on who owns the row.
+Priced = list[tuple[int, str | None, tuple[Decimal, ...] | None, str | None]]
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class Cache:
         """Return the fingerprint of every session projected successfully."""
         return dict(self.conn.execute("SELECT session_id, fingerprint FROM ingest_checkpoints"))
 
-    def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced, excluded_reason: str | None) -> None:
+    def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced) -> None:
         """Replace everything cached for one session, priced, in a single transaction (all or nothing)."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
@@ -171,12 +172,12 @@ class Cache:
                 "prompts": parsed.prompts,
             }
             conn.execute(
-                "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
+                "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
                 + ", ".join(f"{column} = excluded.{column}" for column in SESSION_COLUMNS[1:]),
                 (
                     parsed.session_id, parsed.project, fingerprint, parsed.title, parsed.title_source, parsed.cwd,
                     parsed.git_branch, _dumps(parsed.versions), parsed.started_at, parsed.ended_at, parsed.main_ended_at,
-                    excluded_reason, _dumps(details),
+                    _dumps(details),
                 ),
             )
             self._insert_detail(parsed)
@@ -245,12 +246,11 @@ class Cache:
             )
         ]
 
-    def set_prices(self, session_id: str, priced: Priced, excluded_reason: str | None) -> None:
-        """Store each row's family and cost by category, or exclude the session with no cost at all."""
+    def set_prices(self, session_id: str, priced: Priced) -> None:
+        """Store each row's family and cost by category, or why it cannot be priced."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("UPDATE sessions SET excluded_reason = ? WHERE session_id = ?", (excluded_reason, session_id))
             self._apply_prices(session_id, priced)
             conn.execute("COMMIT")
         except BaseException:
@@ -259,19 +259,14 @@ class Cache:
 
     def _apply_prices(self, session_id: str, priced: Priced) -> None:
         """Write row costs inside the caller's transaction."""
-        conn = self.conn
-        if priced is None:
-            conn.execute(
-                "UPDATE token_usage SET family = NULL, cost = NULL, cost_input = NULL, cost_output = NULL, cost_cache_read = NULL, "
-                "cost_cache_write_5m = NULL, cost_cache_write_1h = NULL WHERE session_id = ?",
-                (session_id,),
-            )
-        else:
-            conn.executemany(
-                "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
-                "cost_cache_write_5m = ?, cost_cache_write_1h = ? WHERE session_id = ? AND seq = ?",
-                [(family, str(sum(parts, Decimal(0))), *map(str, parts), session_id, seq) for seq, family, parts in priced],
-            )
+        self.conn.executemany(
+            "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
+            "cost_cache_write_5m = ?, cost_cache_write_1h = ?, price_problem = ? WHERE session_id = ? AND seq = ?",
+            [
+                (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem, session_id, seq)
+                for seq, family, parts, problem in priced
+            ],
+        )
 
     def neighbours(self, session_ids: list[str]) -> set[str]:
         """Return other sessions that share a message id with these (ownership may move between them)."""
@@ -285,11 +280,12 @@ class Cache:
         )
         return {row[0] for row in rows} - set(session_ids)
 
-    def put_views(self, rows: dict[str, tuple[bytes, bytes]]) -> None:
-        """Store computed session views with their summaries."""
+    def put_views(self, rows: dict[str, tuple[bytes, bytes, bool]]) -> None:
+        """Store computed session views with their summaries and whether the session is excluded."""
         with self.conn:
             self.conn.executemany(
-                "INSERT OR REPLACE INTO views VALUES (?, ?, ?)", [(sid, body, summary) for sid, (body, summary) in sorted(rows.items())]
+                "INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?)",
+                [(sid, body, summary, int(excluded)) for sid, (body, summary, excluded) in sorted(rows.items())],
             )
 
     def view_summaries(self) -> Iterator[tuple[str, bytes]]:
@@ -379,7 +375,7 @@ class Cache:
 
     def excluded_count(self) -> int:
         """Count the sessions left out of the totals for want of a price."""
-        return self.conn.execute("SELECT COUNT(*) FROM sessions WHERE excluded_reason IS NOT NULL").fetchone()[0]
+        return self.conn.execute("SELECT COUNT(*) FROM views WHERE excluded").fetchone()[0]
 
     # -- hook events ----------------------------------------------------------------------------
 
