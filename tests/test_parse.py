@@ -224,3 +224,17 @@ def test_a_stored_block_cut_at_the_cap_leaves_a_credential_out_whole() -> None:
     assert _cut(unbroken) == ("z" * MAX_BLOCK_CHARS, len(unbroken))
     at_space = "w" * MAX_BLOCK_CHARS + " rest"
     assert _cut(at_space) == ("w" * MAX_BLOCK_CHARS, len(at_space))
+
+
+def test_the_fuzz_harness_parses_its_inputs() -> None:
+    """tests/fuzz/fuzz_parse.py (atheris, optional) must keep working: run its entry on a few inputs."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("fuzz_parse", Path(__file__).parent / "fuzz" / "fuzz_parse.py")
+    assert spec is not None and spec.loader is not None
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    real = line(assistant("a1", "m1", "r1", usage(1, 2))) + line(user("u1", "hi"))
+    for data in (b"", real, real + harness.MARKER + real + harness.MARKER + b'{"toolUseId": 1}', b"\xff\x00\x01{" * 50):
+        harness.one_input(data)
