@@ -194,7 +194,7 @@ class Renderer:
         return self.stats
 
     def redaction_record(self) -> dict[str, Any]:
-        """Return the masks counted in each session's transcripts, for the cache (counts only)."""
+        """Return the masks counted in each session's view and transcripts, for the cache (counts only)."""
         return {sid: [key, {kind: n for kind, n in sorted(counts.items()) if n}] for sid, (key, counts) in sorted(self.redactions.items())}
 
     def _session_masks(self, sid: str) -> Redactor | None:
