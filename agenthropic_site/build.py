@@ -8,7 +8,6 @@ import re
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Callable
 
 from agenthropic_site import code_identity
@@ -22,7 +21,7 @@ from agenthropic_site.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
-from agenthropic_site.views import load_view, refresh_views
+from agenthropic_site.stored_views import load_view, refresh_views
 
 REASON_MAX_CHARS = 300
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,6 @@ from agenthropic_site.cost.breakdown import (
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 IN = "session_id IN (SELECT value FROM json_each(?))"
-VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once
 TERMINAL_STATUSES = frozenset({"completed", "error"})
 
 
@@ -356,123 +354,3 @@ def _milliseconds(start: str | None, end: str | None) -> int:
         return 0
     delta = datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))
     return max(int(delta.total_seconds() * 1000), 0)
-
-
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    raise TypeError(f"cannot store {type(value).__name__} in a view")
-
-
-def encode_view(view: SessionView) -> bytes:
-    """Serialise a view for the cache (dataclasses as objects, Decimals as strings)."""
-    return orjson.dumps(view, default=_default, option=orjson.OPT_SORT_KEYS)
-
-
-def _tokens(raw: dict[str, int]) -> Tokens:
-    return Tokens.from_dict(raw)
-
-
-def _money(raw: str | None) -> Decimal | None:
-    return None if raw is None else Decimal(raw)
-
-
-def decode_view(body: bytes) -> SessionView:
-    """Rebuild a SessionView from encode_view's bytes."""
-    raw = orjson.loads(body)
-    agents = [
-        AgentView(
-            **{key: raw_agent[key] for key in (
-                "agent_id", "parent_agent_id", "kind", "edge_source", "agent_type", "description", "status", "outcome_cause",
-                "notification_status", "spawn_tool_use_id", "first_seen_at", "last_seen_at", "depth", "requests", "children")},
-            tokens=_tokens(raw_agent["tokens"]),
-            cost=Decimal(raw_agent["cost"]),
-            subtree_tokens=_tokens(raw_agent["subtree_tokens"]),
-            subtree_cost=Decimal(raw_agent["subtree_cost"]),
-        )
-        for raw_agent in raw["agents"]
-    ]
-    compactions = [CompactionView(**{**c, "cost_before": _money(c["cost_before"])}) for c in raw["compactions"]]
-    plain = {key: raw[key] for key in (
-        "session_id", "fingerprint", "project", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
-        "main_ended_at", "excluded_reason", "warnings", "line_errors", "unknown_types", "status", "edges", "unlinked_agents",
-        "collisions", "graph_problems", "critical_path", "prompts")}
-    return SessionView(
-        **plain,
-        tokens=_tokens(raw["tokens"]),
-        cost=_money(raw["cost"]),
-        agents=agents,
-        compactions=compactions,
-        by_model={model: (_tokens(tokens), Decimal(cost)) for model, (tokens, cost) in raw["by_model"].items()},
-        cost_by_day={day: Decimal(cost) for day, cost in raw["cost_by_day"].items()},
-        cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
-        segments=[Decimal(cost) for cost in raw["segments"]],
-        what_if=[WhatIf(w["source"], w["target"], Decimal(w["cost"]), Decimal(w["delta"])) for w in raw["what_if"]],
-        spend_over_time=[(at, cost) for at, cost in raw["spend_over_time"]],
-    )
-
-
-def encode_summary(summary: SessionSummary) -> bytes:
-    """Serialise a summary for the cache."""
-    return orjson.dumps(summary, default=_default, option=orjson.OPT_SORT_KEYS)
-
-
-def decode_summary(body: bytes) -> SessionSummary:
-    """Rebuild a SessionSummary from encode_summary's bytes."""
-    raw = orjson.loads(body)
-    return SessionSummary(
-        **{key: raw[key] for key in (
-            "session_id", "project", "title", "cwd", "started_at", "ended_at", "excluded_reason", "main_status", "main_last_seen",
-            "open_last_seen", "agent_ids", "compactions", "failed_agents", "collisions", "prompts", "view_digest")},
-        tokens=_tokens(raw["tokens"]),
-        cost=_money(raw["cost"]),
-        by_model={model: (_tokens(tokens), Decimal(cost)) for model, (tokens, cost) in raw["by_model"].items()},
-        cost_by_day={day: Decimal(cost) for day, cost in raw["cost_by_day"].items()},
-        cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
-    )
-
-
-DAMAGED = (ValueError, KeyError, TypeError, ArithmeticError)  # what decoding bytes the cache damaged raises
-
-
-def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, SessionSummary]:
-    """Keep computed views and their summaries in the cache; return the summaries."""
-    rows = {}
-    summaries = {}
-    for sid, view in views.items():
-        body = encode_view(view)
-        summaries[sid] = summarize(view, hashlib.sha256(body).hexdigest())
-        rows[sid] = (body, encode_summary(summaries[sid]), view.excluded_reason is not None)
-    cache.put_views(rows)
-    return summaries
-
-
-def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str, SessionSummary]:
-    """Recompute the views of changed sessions, then return every session's summary."""
-    todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
-    for start in range(0, len(todo), VIEW_BATCH):
-        # In batches, so memory follows the batch, not the corpus.
-        store_views(cache, compute_views(cache, todo[start : start + VIEW_BATCH], prices))
-    summaries = {}
-    damaged = []
-    for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once
-        try:
-            summaries[sid] = decode_summary(body)
-        except DAMAGED:
-            damaged.append(sid)
-    for sid in damaged:
-        # A summary the cache damaged: derive it again from the tables.
-        summaries[sid] = store_views(cache, compute_views(cache, [sid], prices))[sid]
-    return dict(sorted(summaries.items()))
-
-
-def load_view(cache: Cache, session_id: str, prices: PriceTable) -> SessionView:
-    """Return one session's stored view (ingest statuses), computing it again if the cache damaged it."""
-    try:
-        return decode_view(cache.view_body(session_id))
-    except DAMAGED:
-        view = compute_views(cache, [session_id], prices)[session_id]
-        store_views(cache, {session_id: view})
-        return decode_view(encode_view(view))

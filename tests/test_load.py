@@ -1,7 +1,7 @@
 """Load: 5,000 generated sessions build cold and incrementally with a bounded number of whole views.
 
 Memory is tested by counting, which is exact: whole session views (everything a session's pages
-show) are computed and loaded a batch at a time (views.VIEW_BATCH), so at no moment do more than
+show) are computed and loaded a batch at a time (stored_views.VIEW_BATCH), so at no moment do more than
 one batch of them exist, whatever the number of sessions; the index and project pages read only a
 small summary of each session. Peak RSS at this scale is measured, not asserted, by
 `python bench/build_bench.py --sessions 5000 --session-kb 8` (docs/benchmarks.md).
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site import views
+from agenthropic_site import stored_views, views
 from agenthropic_site.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_NOW
@@ -41,7 +41,7 @@ class ViewCounter:
         for view in made:
             key = id(view)
             self.alive[key] = weakref.ref(view, lambda _, key=key: self.alive.pop(key, None))
-        if len(self.alive) > views.VIEW_BATCH:
+        if len(self.alive) > stored_views.VIEW_BATCH:
             gc.collect()  # only unreachable cycles would still be counted; collect them first
         self.peak = max(self.peak, len(self.alive))
 
@@ -49,7 +49,7 @@ class ViewCounter:
 @pytest.fixture
 def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[ViewCounter]:
     counting = ViewCounter()
-    compute, decode = views.compute_views, views.decode_view
+    compute, decode = stored_views.compute_views, stored_views.decode_view
 
     def counted_compute(*args, **kwargs):  # type: ignore[no-untyped-def]
         made = compute(*args, **kwargs)
@@ -63,8 +63,8 @@ def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[ViewCounter]:
         counting.track([view])
         return view
 
-    monkeypatch.setattr(views, "compute_views", counted_compute)
-    monkeypatch.setattr(views, "decode_view", counted_decode)
+    monkeypatch.setattr(stored_views, "compute_views", counted_compute)
+    monkeypatch.setattr(stored_views, "decode_view", counted_decode)
     yield counting
 
 
@@ -84,7 +84,7 @@ def test_five_thousand_sessions_hold_one_batch_of_views_cold_and_incrementally(t
     assert len(json.loads((out / "data" / "index.json").read_bytes())["sessions"]) == SESSIONS
     # Every view computed once and loaded once to render its pages, never all of them at once.
     assert (counter.computed, counter.loaded) == (SESSIONS, SESSIONS)
-    assert counter.peak <= views.VIEW_BATCH
+    assert counter.peak <= stored_views.VIEW_BATCH
 
     counter.computed = counter.loaded = counter.peak = 0
     unchanged = run_build(settings, quiet)

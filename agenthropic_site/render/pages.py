@@ -17,7 +17,8 @@ from agenthropic_site import __version__, code_identity
 from agenthropic_site.cache import Cache
 from agenthropic_site.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
-from agenthropic_site.views import VIEW_BATCH, SessionSummary, SessionView
+from agenthropic_site.stored_views import VIEW_BATCH
+from agenthropic_site.views import SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
