@@ -4,4 +4,5 @@ import sys
 
 from agenthropic_site.entry import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a render worker process imports it
+    sys.exit(main())

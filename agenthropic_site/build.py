@@ -235,7 +235,8 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
         writer = SiteWriter(config.out)
         renderer = Renderer(
-            model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact
+            model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact,
+            jobs=config.jobs, pricing=config.pricing,
         )
         # Without a record of the last build's outputs (a new cache), or after a build that did not
         # finish (its temporary files may be left), every file under the output folder is looked at.
@@ -244,7 +245,8 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         try:
             result.pages_rendered = renderer.render_all().rendered
             with site_lock(config.out, True, log):
-                writer.finish(previous)
+                # A render worker that died may have left staged files: then look at every file.
+                writer.finish(None if renderer.strays else previous)
         except BaseException:
             writer.abort()
             raise

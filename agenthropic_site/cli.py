@@ -19,6 +19,7 @@ from agenthropic_site.config import (
     ConfigError,
     default_cache_dir,
     default_corpus_dir,
+    default_jobs,
     resolve_now,
 )
 from agenthropic_site.corpus import ContainmentError, CorpusRootError
@@ -89,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         "bearer tokens, api_key=... values) in every page and JSON file; the build report counts the masks by kind. "
         "The cache keeps the transcripts as they are",
     )
+    build.add_argument(
+        "-j", "--jobs", type=_positive, default=default_jobs(), metavar="N",
+        help="render session pages in N processes when many of them changed (a first build, a new theme); the site is "
+        "the same whatever N (default: one a core, at most 4)",
+    )
     build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     build.set_defaults(handler=_build)
 
@@ -140,6 +146,7 @@ def _config(args: argparse.Namespace) -> BuildConfig:
         watchdog_minutes=getattr(args, "watchdog_minutes", DEFAULT_WATCHDOG_MINUTES),
         quiet=args.quiet,
         redact=getattr(args, "redact", False),
+        jobs=getattr(args, "jobs", 1),
     )
     if config.pricing is not None and not config.pricing.is_file():
         raise ConfigError(f"pricing file not found: {config.pricing}")

@@ -34,6 +34,12 @@ class BuildConfig:
     redact: bool = False  # mask credential shapes in pages and JSON (render/redact.py)
     wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
     live_clock: bool = False  # watch mode without --now/SOURCE_DATE_EPOCH: each pass reads the wall clock
+    jobs: int = 1  # processes that render session pages when many changed (render/parallel.py)
+
+
+def default_jobs() -> int:
+    """Return the processes a build renders with by default: one a core, at most four."""
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4))
 
 
 def default_corpus_dir(env: Mapping[str, str], home: Path) -> Path:

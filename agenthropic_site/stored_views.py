@@ -129,11 +129,15 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
     return dict(sorted(summaries.items()))
 
 
-def load_view(cache: Cache, session_id: str, prices: PriceTable) -> SessionView:
-    """Return one session's stored view (ingest statuses), computing it again if the cache damaged it."""
+def load_view(cache: Cache, session_id: str, prices: PriceTable, store: bool = True) -> SessionView:
+    """Return one session's stored view (ingest statuses), computing it again if the cache damaged it.
+
+    A render worker reads the cache only (`store=False`): the view it computes again is not kept.
+    """
     try:
         return decode_view(cache.view_body(session_id))
     except DAMAGED:
         view = compute_views(cache, [session_id], prices)[session_id]
-        store_views(cache, {session_id: view})
+        if store:
+            store_views(cache, {session_id: view})
         return decode_view(encode_view(view))

@@ -77,8 +77,19 @@ class Cache:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = folder / CACHE_FILE
         self.rebuilt_reason: str | None = None
-        self._lock = self._acquire(folder / LOCK_FILE, on_wait, wait)
+        self._lock: int | None = self._acquire(folder / LOCK_FILE, on_wait, wait)
         self.conn = self._open()
+
+    @classmethod
+    def reader(cls, folder: Path) -> Cache:
+        """Open the cache of a running build for reading only (a render worker of that build)."""
+        cache = cls.__new__(cls)
+        cache.path = folder / CACHE_FILE
+        cache.rebuilt_reason = None
+        cache._lock = None  # the build that started this worker holds it
+        cache.conn = sqlite3.connect(cache.path, timeout=30, isolation_level=None)
+        cache.conn.execute("PRAGMA query_only=ON")
+        return cache
 
     @staticmethod
     def _acquire(path: Path, on_wait: Callable[[str], None], wait: bool) -> int:
@@ -127,7 +138,8 @@ class Cache:
     def close(self) -> None:
         """Close the connection and let the next build in."""
         self.conn.close()
-        os.close(self._lock)
+        if self._lock is not None:
+            os.close(self._lock)
 
     def invalidate_unless(self, inputs_digest: str) -> bool:
         """Forget every checkpoint when the tool version changed; return whether it did."""

@@ -23,12 +23,15 @@ from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerende
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
 from agenthropic_site.render.markdown import render_markdown
+from agenthropic_site.render.parallel import BatchResult, WorkersFailed, WorkerSetup, render_in_workers
 from agenthropic_site.render.redact import KINDS, Redactor
 from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
 from agenthropic_site.render.writer import SiteWriter
 
 PREVIEW_CHARS = 2_000
 PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
+PARALLEL_MIN_SESSIONS = 2 * VIEW_BATCH  # fewer pages to render than this are not worth starting workers
+GRAPHVIZ_MISSING = "notice: Graphviz `dot` is not installed; agent trees are shown as nested lists"
 
 
 def _digest(*parts: bytes) -> str:
@@ -106,12 +109,19 @@ class Renderer:
 
     def __init__(
         self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None],
-        load_view: Callable[[str], SessionView], redact: bool = False,
+        load_view: Callable[[str], SessionView], redact: bool = False, jobs: int = 1, pricing: Path | None = None,
+        mask_model: bool = True,
     ) -> None:
         self.model = model
         self.cache = cache
         self.writer = writer
         self.load_view = load_view
+        self.jobs = jobs
+        # How a render worker builds its own Renderer (render/parallel.py); the model is sent masked.
+        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.out, theme, pricing, redact)
+        self.strays = False  # True when a render worker died: its staged files may be left behind
+        # Where drawn graphs are looked up and kept (a worker keeps them for its parent to store).
+        self.svg_store: tuple[Callable[[str], bytes | None], Callable[[str, bytes], None]] = (cache.svg, cache.put_svg)
         self.dirs = theme_dirs(theme)
         self.env = _env(self.dirs, cache.path.parent / "templates")
         self.notice = notice
@@ -139,7 +149,7 @@ class Renderer:
         self.redactor = Redactor() if redact else None
         self.previous_redactions = cache.redaction_counts() if redact else {}
         self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its view and transcripts}]
-        if self.redactor is not None:
+        if self.redactor is not None and mask_model:
             self.redactor.model(model)
 
     def _output_digest(self, rel: str, *parts: str) -> str:
@@ -170,10 +180,7 @@ class Renderer:
             members = "|".join(self.session_digest[s.session_id] for s in project.sessions)
             if not self.fresh(rel, project.folder, project.display_name, members):
                 self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
-        ids = list(self.model.sessions)
-        for start in range(0, len(ids), VIEW_BATCH):
-            # A batch of whole views at a time: memory follows the batch, not the corpus.
-            self._render_batch(ids[start : start + VIEW_BATCH], len(ids), start)
+        self._render_sessions()
         if self.redactor is not None:
             # The index and the report come last: they show the masks counted in every session.
             totals = Counter(self.redactor.counts)
@@ -221,7 +228,47 @@ class Renderer:
             (masks or Redactor()).messages(messages)
         return messages
 
-    def _render_batch(self, batch: list[str], total: int, offset: int) -> None:
+    def _render_sessions(self) -> None:
+        """Render every session's outputs a batch at a time, in worker processes when there are many."""
+        ids = list(self.model.sessions)
+        # A batch of whole views at a time: memory follows the batch, not the corpus.
+        batches = [ids[start : start + VIEW_BATCH] for start in range(0, len(ids), VIEW_BATCH)]
+        to_render = sum(1 for summary in self.model.sessions.values() if self._page_changed(summary))
+        if self.jobs > 1 and to_render >= PARALLEL_MIN_SESSIONS:
+            jobs = min(self.jobs, len(batches))
+            self.notice(f"rendering the pages of {to_render} sessions in {jobs} processes")
+            for template in ("session.html", "agent.html"):
+                self.env.get_template(template)  # compiled once, into the bytecode cache the workers read
+            try:
+                render_in_workers(self, self.worker_setup, batches, jobs)
+                return
+            except WorkersFailed as exc:
+                self.notice(f"notice: {exc}; rendering in this process")
+                self.strays = True
+        for done, batch in enumerate(batches, start=1):
+            self.render_batch(batch)
+            rendered = min(done * VIEW_BATCH, len(ids))
+            if len(ids) >= PROGRESS_EVERY and rendered // PROGRESS_EVERY > (rendered - len(batch)) // PROGRESS_EVERY:
+                self.notice(f"rendered pages of {rendered}/{len(ids)} sessions")
+
+    def _page_changed(self, summary: SessionSummary) -> bool:
+        """Tell whether a session's page has other inputs than last build (it will be rendered)."""
+        rel = f"sessions/{summary.session_id}/index.html"
+        return self.previous.get(rel) != self._output_digest(rel, *self._session_inputs(summary))
+
+    def merge(self, result: BatchResult) -> None:
+        """Take a render worker's batch as if this process had rendered it."""
+        self.digests.update(result.digests)
+        self.writer.adopt(result.writer)
+        self.stats.rendered += result.rendered
+        if result.graphviz_missing and not self.stats.graphviz_missing:
+            self.notice(GRAPHVIZ_MISSING)
+        self.stats.graphviz_missing |= result.graphviz_missing
+        self.redactions.update(result.redactions)
+        for digest, svg in sorted(result.svgs.items()):
+            self.cache.put_svg(digest, svg)
+
+    def render_batch(self, batch: list[str]) -> None:
         """Render the outputs of a batch of sessions whose inputs changed, loading only their views."""
         work = []
         for sid in batch:
@@ -237,11 +284,9 @@ class Renderer:
                 work.append((self._view(sid, masks), pending, masks))
         sources = [self._dot(view) for view, pending, _ in work if f"sessions/{view.session_id}/index.html" in pending]
         if any(sources):
-            prerender_svgs([source for source in sources if source], self.cache.svg, self.cache.put_svg)
+            prerender_svgs([source for source in sources if source], *self.svg_store)
         for view, pending, masks in work:
             self.render_session(view, pending, masks)
-        if total >= PROGRESS_EVERY and work and (offset + len(batch)) // PROGRESS_EVERY > offset // PROGRESS_EVERY:
-            self.notice(f"rendered pages of {offset + len(batch)}/{total} sessions")
 
     def _view(self, sid: str, masks: Redactor | None) -> SessionView:
         """Load a session's view with the watchdog's statuses, masked with --redact."""
@@ -325,10 +370,10 @@ class Renderer:
         source = self._dot(session)
         if source is None:
             return None
-        svg = render_svg(source, self.cache.svg, self.cache.put_svg)
+        svg = render_svg(source, *self.svg_store)
         if svg is None:
             if not self.stats.graphviz_missing:
-                self.notice("notice: Graphviz `dot` is not installed; agent trees are shown as nested lists")
+                self.notice(GRAPHVIZ_MISSING)
             self.stats.graphviz_missing = True
             return None
         return Markup(svg.decode("utf-8"))

@@ -112,6 +112,23 @@ class SiteWriter:
                 pass
         self._staged.clear()
 
+    @property
+    def produced(self) -> set[str]:
+        """Return every output this build produced so far (written, staged or kept)."""
+        return self._produced
+
+    @property
+    def staged(self) -> list[tuple[str, Path]]:
+        """Return the staged (temporary, target) files not yet published."""
+        return self._staged
+
+    def adopt(self, other: SiteWriter) -> None:
+        """Take over what another writer of the same folder produced and staged (a render worker's)."""
+        self._produced |= other.produced
+        self._staged.extend(other.staged)
+        self.written.extend(other.written)
+        self.unchanged.extend(other.unchanged)
+
     def keep(self, rel: str) -> bool:
         """Keep a file from the last build as it is, if it is still there; return whether it was."""
         if not os.path.isfile(os.path.join(self.out, rel)):

@@ -1,0 +1,75 @@
+"""Rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
+
+Workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be rendered,
+so these tests generate a corpus just above that. Real worker processes, nothing mocked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.build import run_build
+from agenthropic_site.config import BuildConfig, parse_instant
+from agenthropic_site.render import parallel
+from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
+from conftest import DEMO_NOW, dump_cache, tree_bytes
+from fixtures.generate import generate_scale
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("parallel") / "corpus"
+    generate_scale(folder, sessions=PARALLEL_MIN_SESSIONS + 8, seed=5, session_kb=8)
+    return folder
+
+
+def settings(corpus: Path, base: Path, jobs: int) -> BuildConfig:
+    return BuildConfig(corpus=corpus, out=base / "site", cache=base / "cache", now=parse_instant(DEMO_NOW), quiet=True, jobs=jobs)
+
+
+@pytest.mark.slow
+def test_two_processes_build_the_same_site_and_cache_as_one(corpus: Path, tmp_path: Path) -> None:
+    said: list[str] = []
+    one = run_build(settings(corpus, tmp_path / "one", 1), said.append)
+    assert not any("processes" in line for line in said)
+    two = run_build(settings(corpus, tmp_path / "two", 2), said.append)
+    assert f"rendering the pages of {PARALLEL_MIN_SESSIONS + 8} sessions in 2 processes" in said
+    assert (one.pages_rendered, one.pages_written) == (two.pages_rendered, two.pages_written)
+    assert tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "two" / "site")
+    assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
+    again = run_build(settings(corpus, tmp_path / "two", 2), said.append)  # nothing changed: nothing rendered, no workers
+    assert (again.pages_rendered, again.pages_written) == (0, 0)
+
+
+@pytest.mark.slow
+def test_workers_that_cannot_start_leave_the_build_to_this_process(corpus: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    monkeypatch.setattr(parallel.sys, "executable", str(tmp_path / "no-such-python"))
+    run_build(settings(corpus, tmp_path / "failed", 2), said.append)
+    assert any(line.startswith("notice: cannot start a render worker") for line in said), said
+    monkeypatch.setattr(parallel.sys, "executable", "/bin/false")  # starts, answers nothing, exits
+    run_build(settings(corpus, tmp_path / "silent", 2), said.append)
+    assert any("a render worker stopped early" in line for line in said), said
+    run_build(settings(corpus, tmp_path / "one", 1), said.append)
+    assert tree_bytes(tmp_path / "failed" / "site") == tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "silent" / "site")
+
+
+@pytest.mark.slow
+def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(corpus: Path, tmp_path: Path) -> None:
+    from jinja2 import UndefinedError
+
+    base = settings(corpus, tmp_path, 2)
+    run_build(base, lambda line: None)
+    before = tree_bytes(tmp_path / "site")
+    theme = tmp_path / "theme" / "templates"
+    theme.mkdir(parents=True)
+    (theme / "session.html").write_text("{{ no_such_name }}")  # fails in the workers, which render session pages
+    said: list[str] = []
+    with pytest.raises(UndefinedError, match="no_such_name"):
+        run_build(replace(base, theme=theme.parent), said.append)
+    assert any("in 2 processes" in line for line in said), said
+    assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
