@@ -73,3 +73,27 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(corpus
         run_build(replace(base, theme=theme.parent), said.append)
     assert any("in 2 processes" in line for line in said), said
     assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
+
+
+@pytest.mark.slow
+def test_a_build_killed_while_workers_render_then_rebuilt_equals_a_clean_build(corpus: Path, tmp_path: Path) -> None:
+    """SIGKILL reaches the build, not its workers: they stop at their next batch or answer, and leave nothing staged."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run_build(settings(corpus, tmp_path / "clean", 1), lambda line: None)
+    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(tmp_path / "site"),
+               "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "--jobs", "2"]
+    victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert victim.stderr is not None
+    deadline = time.monotonic() + 120
+    line = ""
+    while "in 2 processes" not in line and time.monotonic() < deadline and victim.poll() is None:
+        line = victim.stderr.readline()
+    assert "in 2 processes" in line, "the build never started its render workers"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert run_build(settings(corpus, tmp_path, 2), lambda line: None).failed == 0
+    assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean" / "site")

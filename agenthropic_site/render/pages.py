@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -118,7 +119,7 @@ class Renderer:
         self.load_view = load_view
         self.jobs = jobs
         # How a render worker builds its own Renderer (render/parallel.py); the model is sent masked.
-        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.out, theme, pricing, redact)
+        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.out, theme, pricing, redact, os.getpid())
         self.strays = False  # True when a render worker died: its staged files may be left behind
         # Where drawn graphs are looked up and kept (a worker keeps them for its parent to store).
         self.svg_store: tuple[Callable[[str], bytes | None], Callable[[str, bytes], None]] = (cache.svg, cache.put_svg)

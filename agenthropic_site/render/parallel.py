@@ -38,6 +38,7 @@ class WorkerSetup:
     theme: Path | None
     pricing: Path | None
     redact: bool
+    parent: int = 0  # the build's process id: a worker whose build is gone stops
 
 
 @dataclass
@@ -166,6 +167,8 @@ def _worker_main(source: IO[bytes], sink: IO[bytes]) -> int:
     setup, share = pickle.load(source)
     renderer = _start_worker(setup)
     for batch in share:
+        if setup.parent and os.getppid() != setup.parent:
+            return 2  # the build was killed: stage nothing more into its output folder
         try:
             answer: tuple[str, Any] = ("batch", _render_batch(renderer, batch))
         except Exception as exc:  # noqa: BLE001 - the parent raises it once every worker is back
@@ -174,8 +177,13 @@ def _worker_main(source: IO[bytes], sink: IO[bytes]) -> int:
                 answer = ("error", exc)
             except Exception:  # noqa: BLE001 - an exception that cannot travel is sent as text
                 answer = ("error", RuntimeError(f"{type(exc).__name__}: {exc}"))
-        pickle.dump(answer, sink, protocol=pickle.HIGHEST_PROTOCOL)
-        sink.flush()
+        try:
+            pickle.dump(answer, sink, protocol=pickle.HIGHEST_PROTOCOL)
+            sink.flush()
+        except BrokenPipeError:
+            if answer[0] == "batch":
+                answer[1].writer.abort()  # nobody will publish these: leave no staged file behind
+            return 2
         if answer[0] == "error":
             return 1
     return 0
