@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -20,10 +22,13 @@ from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
+from agenthropic_site.parse.model import ParsedSession
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 from agenthropic_site.stored_views import load_view, refresh_views
+from agenthropic_site.workers import Workers, WorkersFailed
 
 REASON_MAX_CHARS = 300
+PARSE_IN_WORKERS_MIN = 32  # fewer changed sessions than this are parsed in the build's own process
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
 
 
@@ -103,6 +108,67 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildRe
     return SessionInput(files.session_id, files.project, main, tuple(agents)), skipped
 
 
+@dataclass
+class ParseOutcome:
+    """One session read and parsed, or why it could not be (a worker process sends this back)."""
+
+    parsed: ParsedSession | None
+    skipped: list[Skip]
+    opened: int  # transcripts opened
+    failure: str | None = None  # unsanitized: the parent sanitizes it
+
+
+def read_and_parse(root: str, files: SessionFiles, max_bytes: int) -> ParseOutcome:
+    """Read a session's files and parse them; a failure is returned, never raised."""
+    counter = BuildResult()
+    try:
+        source, skipped = load_session(root, files, max_bytes, counter)
+        return ParseOutcome(parse_session(source), skipped, counter.transcripts_opened)
+    except UnreadableError as exc:
+        return ParseOutcome(None, [], counter.transcripts_opened, f"{exc.reason}: {exc.detail}")
+    except Exception as exc:  # noqa: BLE001 - one bad session must not sink the build
+        return ParseOutcome(None, [], counter.transcripts_opened, f"{type(exc).__name__}: {exc}")
+
+
+# The parse task of worker processes (workers.py): the setup is (corpus root, size cap).
+def start(setup: tuple[str, int]) -> tuple[str, int]:
+    """Keep the corpus root and size cap (in a worker process)."""
+    return setup
+
+
+def run(setup: tuple[str, int], files: SessionFiles) -> ParseOutcome:
+    """Read and parse one session (in a worker process)."""
+    return read_and_parse(setup[0], files, setup[1])
+
+
+def cancel(answer: ParseOutcome) -> None:
+    """Nothing to undo: parsing writes nothing."""
+
+
+def parse_all(
+    todo: list[SessionFiles], root: str, config: BuildConfig, log: Callable[[str], None]
+) -> Iterator[tuple[SessionFiles, ParseOutcome]]:
+    """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many."""
+    here = functools.partial(read_and_parse, root, max_bytes=config.max_file_bytes)
+    if config.jobs < 2 or len(todo) < PARSE_IN_WORKERS_MIN:
+        yield from ((files, here(files)) for files in todo)
+        return
+    try:
+        workers = Workers("parse", (root, config.max_file_bytes), todo, config.jobs)
+    except WorkersFailed as exc:
+        log(f"notice: {exc}; parsing in this process")
+        yield from ((files, here(files)) for files in todo)
+        return
+    log(f"parsing {len(todo)} changed sessions in {workers.count} processes")
+    try:
+        yield from workers.answers(here)
+        why = workers.stopped_early()
+    finally:
+        workers.close()
+    if why is not None:
+        log(f"notice: a parse worker stopped early ({why}); this process parsed its sessions")
+
+
 def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
     """Parse and project every session whose fingerprint changed since its checkpoint."""
     result = BuildResult(sessions=len(scan.sessions))
@@ -112,21 +178,16 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     todo = [files for files in changed if not cache.is_quarantined(files.session_id, files.fingerprint, build_number)]
     result.quarantined = len(changed) - len(todo)
     result.reused = len(scan.sessions) - len(changed)
-    for done, files in enumerate(todo, start=1):
+    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, log), start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
             log(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
         # Sessions that shared messages with the old version may gain or lose their ownership.
         result.dirty |= cache.neighbours([files.session_id]) | {files.session_id}
-        try:
-            source, skipped = load_session(scan.root, files, config.max_file_bytes, result)
-            parsed = parse_session(source)
-        except UnreadableError as exc:
-            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{exc.reason}: {exc.detail}"), build_number)
-            result.failed += 1
-            continue
-        except Exception as exc:  # noqa: BLE001 - one bad session must not sink the build
-            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(f"{type(exc).__name__}: {exc}"), build_number)
+        result.transcripts_opened += outcome.opened
+        parsed, skipped = outcome.parsed, outcome.skipped
+        if parsed is None:
+            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(outcome.failure or ""), build_number)
             result.failed += 1
             continue
         result.read_skips.extend(skipped)

@@ -34,7 +34,7 @@ class BuildConfig:
     redact: bool = False  # mask credential shapes in pages and JSON (render/redact.py)
     wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
     live_clock: bool = False  # watch mode without --now/SOURCE_DATE_EPOCH: each pass reads the wall clock
-    jobs: int = 1  # processes that render session pages when many changed (render/parallel.py)
+    jobs: int = 1  # processes that parse and render sessions when many changed (workers.py)
 
 
 def default_jobs() -> int:

@@ -1,7 +1,8 @@
-"""Rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
+"""Parsing and rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
 
-Workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be rendered,
-so these tests generate a corpus just above that. Real worker processes, nothing mocked.
+Render workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be
+rendered (parse workers from build.PARSE_IN_WORKERS_MIN changed sessions), so these tests
+generate a corpus just above that. Real worker processes, nothing mocked.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from agenthropic_site.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site.render import parallel
+from agenthropic_site import workers
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
 from conftest import DEMO_NOW, dump_cache, tree_bytes
 from fixtures.generate import generate_scale
@@ -36,7 +37,9 @@ def test_two_processes_build_the_same_site_and_cache_as_one(corpus: Path, tmp_pa
     one = run_build(settings(corpus, tmp_path / "one", 1), said.append)
     assert not any("processes" in line for line in said)
     two = run_build(settings(corpus, tmp_path / "two", 2), said.append)
+    assert f"parsing {PARALLEL_MIN_SESSIONS + 8} changed sessions in 2 processes" in said
     assert f"rendering the pages of {PARALLEL_MIN_SESSIONS + 8} sessions in 2 processes" in said
+    assert (one.parsed, one.transcripts_opened, one.failed) == (two.parsed, two.transcripts_opened, two.failed)
     assert (one.pages_rendered, one.pages_written) == (two.pages_rendered, two.pages_written)
     assert tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "two" / "site")
     assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
@@ -48,11 +51,13 @@ def test_two_processes_build_the_same_site_and_cache_as_one(corpus: Path, tmp_pa
 def test_workers_that_cannot_start_leave_the_build_to_this_process(corpus: Path, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     said: list[str] = []
-    monkeypatch.setattr(parallel.sys, "executable", str(tmp_path / "no-such-python"))
+    monkeypatch.setattr(workers.sys, "executable", str(tmp_path / "no-such-python"))
     run_build(settings(corpus, tmp_path / "failed", 2), said.append)
-    assert any(line.startswith("notice: cannot start a render worker") for line in said), said
-    monkeypatch.setattr(parallel.sys, "executable", "/bin/false")  # starts, answers nothing, exits
+    assert "notice: cannot start a worker process" in " ".join(said) and "parsing in this process" in " ".join(said), said
+    assert "rendering in this process" in " ".join(said), said
+    monkeypatch.setattr(workers.sys, "executable", "/bin/false")  # starts, answers nothing, exits
     run_build(settings(corpus, tmp_path / "silent", 2), said.append)
+    assert any("a parse worker stopped early" in line for line in said), said
     assert any("a render worker stopped early" in line for line in said), said
     run_build(settings(corpus, tmp_path / "one", 1), said.append)
     assert tree_bytes(tmp_path / "failed" / "site") == tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "silent" / "site")
@@ -76,8 +81,9 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(corpus
 
 
 @pytest.mark.slow
-def test_a_build_killed_while_workers_render_then_rebuilt_equals_a_clean_build(corpus: Path, tmp_path: Path) -> None:
-    """SIGKILL reaches the build, not its workers: they stop at their next batch or answer, and leave nothing staged."""
+@pytest.mark.parametrize("phase", ["parsing", "rendering the pages"])
+def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(corpus: Path, tmp_path: Path, phase: str) -> None:
+    """SIGKILL reaches the build, not its workers: they stop at their next item or answer, and leave nothing staged."""
     import signal
     import subprocess
     import sys
@@ -90,9 +96,9 @@ def test_a_build_killed_while_workers_render_then_rebuilt_equals_a_clean_build(c
     assert victim.stderr is not None
     deadline = time.monotonic() + 120
     line = ""
-    while "in 2 processes" not in line and time.monotonic() < deadline and victim.poll() is None:
+    while not line.startswith(phase) and time.monotonic() < deadline and victim.poll() is None:
         line = victim.stderr.readline()
-    assert "in 2 processes" in line, "the build never started its render workers"
+    assert line.startswith(phase) and "in 2 processes" in line, f"the build never started its workers for {phase}"
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert run_build(settings(corpus, tmp_path, 2), lambda line: None).failed == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from collections import Counter
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerende
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
 from agenthropic_site.render.markdown import render_markdown
-from agenthropic_site.render.parallel import BatchResult, WorkersFailed, WorkerSetup, render_in_workers
+from agenthropic_site.render.parallel import BatchResult, WorkerSetup, render_in_workers
+from agenthropic_site.workers import WorkersFailed
 from agenthropic_site.render.redact import KINDS, Redactor
 from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
 from agenthropic_site.render.writer import SiteWriter
@@ -119,7 +119,7 @@ class Renderer:
         self.load_view = load_view
         self.jobs = jobs
         # How a render worker builds its own Renderer (render/parallel.py); the model is sent masked.
-        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.out, theme, pricing, redact, os.getpid())
+        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.out, theme, pricing, redact)
         self.strays = False  # True when a render worker died: its staged files may be left behind
         # Where drawn graphs are looked up and kept (a worker keeps them for its parent to store).
         self.svg_store: tuple[Callable[[str], bytes | None], Callable[[str, bytes], None]] = (cache.svg, cache.put_svg)
@@ -245,7 +245,6 @@ class Renderer:
                 return
             except WorkersFailed as exc:
                 self.notice(f"notice: {exc}; rendering in this process")
-                self.strays = True
         for done, batch in enumerate(batches, start=1):
             self.render_batch(batch)
             rendered = min(done * VIEW_BATCH, len(ids))
