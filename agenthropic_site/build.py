@@ -154,12 +154,13 @@ def parse_all(
         yield from ((files, here(files)) for files in todo)
         return
     try:
-        workers = Workers("parse", (root, config.max_file_bytes), todo, config.jobs)
+        # One process fewer than --jobs: this one is busy too, pricing and writing each session.
+        workers = Workers("parse", (root, config.max_file_bytes), todo, config.jobs - 1)
     except WorkersFailed as exc:
         log(f"notice: {exc}; parsing in this process")
         yield from ((files, here(files)) for files in todo)
         return
-    log(f"parsing {len(todo)} changed sessions in {workers.count} processes")
+    log(f"parsing {len(todo)} changed sessions in {workers.count} worker process{'es' if workers.count > 1 else ''}")
     try:
         yield from workers.answers(here)
         why = workers.stopped_early()

@@ -92,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build.add_argument(
         "-j", "--jobs", type=_positive, default=default_jobs(), metavar="N",
-        help="parse changed sessions and render session pages in N processes when many changed (a first build, a new "
-        "theme); the site and cache are the same whatever N (default: one a core, at most 4)",
+        help="use N processes to parse changed sessions and render session pages when many changed (a first build, a "
+        "new theme); the site and cache are the same whatever N (default: one a core, at most 4)",
     )
     build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     build.set_defaults(handler=_build)

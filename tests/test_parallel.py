@@ -37,7 +37,7 @@ def test_two_processes_build_the_same_site_and_cache_as_one(corpus: Path, tmp_pa
     one = run_build(settings(corpus, tmp_path / "one", 1), said.append)
     assert not any("processes" in line for line in said)
     two = run_build(settings(corpus, tmp_path / "two", 2), said.append)
-    assert f"parsing {PARALLEL_MIN_SESSIONS + 8} changed sessions in 2 processes" in said
+    assert f"parsing {PARALLEL_MIN_SESSIONS + 8} changed sessions in 1 worker process" in said  # beside this one, which writes
     assert f"rendering the pages of {PARALLEL_MIN_SESSIONS + 8} sessions in 2 processes" in said
     assert (one.parsed, one.transcripts_opened, one.failed) == (two.parsed, two.transcripts_opened, two.failed)
     assert (one.pages_rendered, one.pages_written) == (two.pages_rendered, two.pages_written)
@@ -98,7 +98,7 @@ def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(cor
     line = ""
     while not line.startswith(phase) and time.monotonic() < deadline and victim.poll() is None:
         line = victim.stderr.readline()
-    assert line.startswith(phase) and "in 2 processes" in line, f"the build never started its workers for {phase}"
+    assert line.startswith(phase) and "process" in line, f"the build never started its workers for {phase}"
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert run_build(settings(corpus, tmp_path, 2), lambda line: None).failed == 0
