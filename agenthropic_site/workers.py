@@ -1,7 +1,7 @@
 """Worker processes for the parts of a build that use more than one core: parsing and rendering.
 
-Each worker is a new interpreter (`python -m agenthropic_site.workers`): no SQLite connection,
-lock or thread crosses a fork, and no caller's `__main__` is imported again. It reads a task
+Each worker is a new interpreter running `workers.main` with the parent's sys.path: no SQLite
+connection, lock or thread crosses a fork, and no caller's `__main__` is imported again. It reads a task
 name, the task's setup and its share of the items on stdin, and writes one pickled answer per
 item, in order, on a copy of its stdout. Items are dealt round-robin (item i to worker i mod n),
 so the parent reads the answers in the items' order, which keeps what it does with them (cache
@@ -39,7 +39,9 @@ class Workers:
         self.stderr: list[bytes] = [b""] * self.count
         self.ended = [False] * self.count
         self._drains: list[threading.Thread] = []
-        command = [sys.executable, "-m", "agenthropic_site.workers"]
+        # The worker imports this package from the parent's own sys.path, never from its working
+        # folder (`-m` would put that first, and another agenthropic_site there would win).
+        command = [sys.executable, "-c", f"import sys; sys.path[:] = {sys.path!r}; from agenthropic_site.workers import main; main()"]
         try:
             for index in range(self.count):
                 process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -122,11 +124,8 @@ def _serve(source: IO[bytes], sink: IO[bytes]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    # Run from the module's own name, so that what is pickled names agenthropic_site.workers, not
-    # __main__. Answers go through a copy of stdout; anything else printed goes to stderr.
-    from agenthropic_site import workers
-
+def main() -> None:
+    """Be a worker process: answers go through a copy of stdout, anything else printed to stderr."""
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    sys.exit(workers._serve(sys.stdin.buffer, answers))
+    sys.exit(_serve(sys.stdin.buffer, answers))
