@@ -150,14 +150,14 @@ def parse_all(
 ) -> Iterator[tuple[SessionFiles, ParseOutcome]]:
     """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many."""
     here = functools.partial(read_and_parse, root, max_bytes=config.max_file_bytes)
-    if config.jobs < 2 or len(todo) < PARSE_IN_WORKERS_MIN:
-        yield from ((files, here(files)) for files in todo)
-        return
-    try:
-        # One process fewer than --jobs: this one is busy too, pricing and writing each session.
-        workers = Workers("parse", (root, config.max_file_bytes), todo, config.jobs - 1)
-    except WorkersFailed as exc:
-        log(f"notice: {exc}; parsing in this process")
+    workers = None
+    if config.jobs >= 2 and len(todo) >= PARSE_IN_WORKERS_MIN:
+        try:
+            # One process fewer than --jobs: this one is busy too, pricing and writing each session.
+            workers = Workers("parse", (root, config.max_file_bytes), todo, config.jobs - 1)
+        except WorkersFailed as exc:
+            log(f"notice: {exc}; parsing in this process")
+    if workers is None:
         yield from ((files, here(files)) for files in todo)
         return
     log(f"parsing {len(todo)} changed sessions in {workers.count} worker process{'es' if workers.count > 1 else ''}")

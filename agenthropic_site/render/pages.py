@@ -234,8 +234,9 @@ class Renderer:
         ids = list(self.model.sessions)
         # A batch of whole views at a time: memory follows the batch, not the corpus.
         batches = [ids[start : start + VIEW_BATCH] for start in range(0, len(ids), VIEW_BATCH)]
-        to_render = sum(1 for summary in self.model.sessions.values() if self._page_changed(summary))
-        if self.jobs > 1 and to_render >= PARALLEL_MIN_SESSIONS:
+        # Counted only when workers could be used: a one-process build need not look twice.
+        to_render = sum(1 for summary in self.model.sessions.values() if self._page_changed(summary)) if self.jobs > 1 else 0
+        if to_render >= PARALLEL_MIN_SESSIONS:
             jobs = min(self.jobs, len(batches))
             self.notice(f"rendering the pages of {to_render} sessions in {jobs} processes")
             for template in ("session.html", "agent.html"):
