@@ -138,14 +138,51 @@ def check_identical(name: str, first: Build, second: Build, what: str) -> Check:
 # -- token truth: an independent re-scan (docs/format.md "Token usage") --------------------------
 
 
-def _records(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, raw in enumerate(data.split(b"\n")[:-1]):  # the unterminated tail is not a record yet
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            yield number, value
+# The only whitespace JSON allows around a value (str.strip() would also take U+2028 and more).
+JSON_SPACE = " \t\r\n"
+# Records glued by an append (`{...}{...}`) are read only when each seam is one of the line's
+# first 64 `}{` (docs/format.md "Lines").
+MAX_SEAMS = 64
+
+
+def _not_json(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")  # NaN, Infinity and numbers that overflow a double
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    return value if abs(value) != float("inf") else _not_json(text)
+
+
+DECODER = json.JSONDecoder(parse_constant=_not_json, parse_float=_float)
+
+
+def line_objects(raw: bytes) -> list[Any]:
+    """Return the JSON values on one line: one, or several objects glued back to back; [] when it does not decode."""
+    try:
+        text = raw.decode("utf-8").strip(JSON_SPACE)
+        values, end = [], 0
+        while not values or end < len(text):
+            if values and not (text[end - 1 : end + 1] == "}{" and text.count("}{", 0, end + 1) <= MAX_SEAMS):
+                return []
+            value, end = DECODER.raw_decode(text, end)
+            values.append(value)
+        if b"\\u" in raw:
+            # json accepts a lone surrogate escape such as \ud800; the build's reader does not,
+            # and a str holding one cannot be encoded as UTF-8.
+            json.dumps(values, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeError is a ValueError
+        return []
+    return values if len(values) == 1 or all(isinstance(value, dict) for value in values) else []
+
+
+def _records(data: bytes) -> Iterator[dict[str, Any]]:
+    # Every piece is read alike, the last one too: a transcript may end without a newline
+    # (finished or copied files, issue 13); a half-written last line simply does not decode.
+    for raw in data.split(b"\n"):
+        for value in line_objects(raw):
+            if isinstance(value, dict):
+                yield value
 
 
 def _count(value: Any) -> int | None:
@@ -169,10 +206,10 @@ def _usage(usage: Any) -> tuple[int, ...] | None:
     return None if any(v is None for v in values) else tuple(values)  # type: ignore[misc]
 
 
-def rescan_file(data: bytes) -> dict[str, tuple[int, ...]]:
-    """Return request key -> counts of the line kept for it (largest output, ties to the last)."""
-    kept: dict[str, tuple[int, ...]] = {}
-    for number, record in _records(data):
+def rescan_file(data: bytes) -> dict[str, tuple[str | None, tuple[int, ...]]]:
+    """Return request key -> message id and counts of the line kept for it (largest output, ties to the last)."""
+    kept: dict[str, tuple[str | None, tuple[int, ...]]] = {}
+    for position, record in enumerate(_records(data)):
         message = record.get("message")
         if record.get("type") != "assistant" or not isinstance(message, dict) or "usage" not in message:
             continue
@@ -181,10 +218,12 @@ def rescan_file(data: bytes) -> dict[str, tuple[int, ...]]:
         counts = _usage(message["usage"])
         if counts is None:
             continue
-        mid = message.get("id")
-        key = f"{mid}\0{record.get('requestId')}" if isinstance(mid, str) else f"\1line{number}"
-        if key not in kept or counts[1] >= kept[key][1]:
-            kept[key] = counts
+        mid = message.get("id") if isinstance(message.get("id"), str) else None
+        rid = record.get("requestId")
+        # One requestId is one API request, whatever message ids its lines carry (issue 13).
+        key = f"r\0{rid}" if isinstance(rid, str) else f"m\0{mid}" if mid is not None else f"\1record{position}"  # two glued records share a line
+        if key not in kept or counts[1] >= kept[key][1][1]:
+            kept[key] = (mid, counts)
     return kept
 
 
@@ -203,7 +242,7 @@ def flat_agent_files(corpus: Path, project: str) -> dict[str, list[Path]]:
     owners: dict[str, list[Path]] = {}
     for path in sorted((corpus / project).glob("agent-*.jsonl")):
         if _plain_file(corpus, path):
-            owner = next((record.get("sessionId") for _, record in _records(path.read_bytes())), None)
+            owner = next((record.get("sessionId") for record in _records(path.read_bytes())), None)
             if isinstance(owner, str):
                 owners.setdefault(owner, []).append(path)
     return owners
@@ -229,9 +268,8 @@ def rescan_session(corpus: Path, files: list[Path], session_id: str) -> dict[str
     totals: dict[str, list[int]] = {}
     for path in sorted(files, key=rank):
         rel = path.relative_to(corpus).as_posix()
-        for key, counts in rescan_file(path.read_bytes()).items():
-            if not key.startswith("\1"):
-                message_id = key.split("\0")[0]
+        for message_id, counts in rescan_file(path.read_bytes()).values():
+            if message_id is not None:
                 if message_id in seen:
                     continue
                 seen.add(message_id)

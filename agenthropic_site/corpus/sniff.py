@@ -19,8 +19,9 @@ def sniff_session_id(root: str, ref: FileRef) -> str | None:
         head = read_head(root, ref, SNIFF_BYTES)
     except UnreadableError:
         return None
-    # The piece after the last newline is unterminated (mid-write or cut at the limit): not a record.
-    for line in head.split(b"\n")[:-1]:
+    # The piece after the last newline is a record when it decodes as a whole (a finished file
+    # without a final newline, issue 13); cut at the limit or mid-write, it does not decode.
+    for line in head.split(b"\n"):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -9,6 +9,11 @@ import orjson
 
 from agenthropic_site.parse.model import LineError
 
+# An append that lands right after an unterminated complete line glues two records into one
+# line (`{...}{...}`). Each `}{` is a possible seam; past this many tries the line stays an
+# error, so a corrupt line full of `}{` (LaTeX, code) costs a bounded number of decodes.
+MAX_SEAM_TRIES = 64
+
 
 @dataclass(frozen=True)
 class Record:
@@ -30,26 +35,67 @@ class DecodedFile:
 def decode_jsonl(rel: str, data: bytes) -> DecodedFile:
     """Decode JSONL, splitting on b"\\n" only (str.splitlines would also break on U+2028)."""
     pieces = data.split(b"\n")
-    # The piece after the last newline is unterminated: Claude Code may be writing it right now,
-    # so it is pending, not malformed (format §9.2).
-    tail = pieces.pop()
-    pending = bool(tail.strip())
     records: list[Record] = []
     errors: list[LineError] = []
+    last = len(pieces)
+    pending = False
     for index, raw in enumerate(pieces, start=1):
         if not raw.strip():
             continue
-        try:
-            # orjson rejects invalid UTF-8, lone surrogates and nesting past 1024 levels.
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            errors.append(LineError(rel, index, "invalid-json", _short(str(exc))))
+        values = decode_line(raw)
+        if isinstance(values, str):
+            # Issue 13 replaces the old "unterminated last line is pending" rule: finished,
+            # exported, archived, checkpointed and copied transcripts often end without a final
+            # newline, so only a last piece that does not decode is pending (Claude Code may be
+            # writing it, format §9.2); it is not an error and is read again when the file grows.
+            if index == last:
+                pending = True
+            else:
+                errors.append(LineError(rel, index, "invalid-json", _short(values)))
             continue
-        if not isinstance(value, dict):
-            errors.append(LineError(rel, index, "not-an-object", f"a JSON {type(value).__name__}, not an object"))
-            continue
-        records.append(Record(index, value))
+        for value in values:
+            if isinstance(value, dict):
+                records.append(Record(index, value))
+            else:
+                errors.append(LineError(rel, index, "not-an-object", f"a JSON {type(value).__name__}, not an object"))
     return DecodedFile(records, errors, pending)
+
+
+def decode_line(raw: bytes) -> list[Any] | str:
+    """Return the JSON values of one line (two or more when records were glued), or why it is invalid."""
+    try:
+        # orjson rejects invalid UTF-8, lone surrogates, NaN and nesting past 1024 levels; the
+        # stdlib json module would accept lone surrogates.
+        return [orjson.loads(raw)]
+    except orjson.JSONDecodeError as exc:
+        return split_glued(raw) or str(exc)
+
+
+def split_glued(raw: bytes) -> list[dict[str, Any]] | None:
+    """Read a line of JSON objects written back to back (`{...}{...}`), or None when it is not one."""
+    objects: list[dict[str, Any]] = []
+    start = 0
+    seam = raw.find(b"}{")
+    for _ in range(MAX_SEAM_TRIES):
+        if seam < 0:
+            break
+        try:
+            value = orjson.loads(raw[start : seam + 1])
+        except orjson.JSONDecodeError:
+            seam = raw.find(b"}{", seam + 1)  # a `}{` inside a string, or a bad piece
+            continue
+        # A piece that decodes and ends in "}" is an object; no shorter or longer piece from
+        # the same start could also decode, so the first seam that works is the only one.
+        objects.append(value)
+        start = seam + 1
+        seam = raw.find(b"}{", start)
+    if not objects:
+        return None
+    try:
+        value = orjson.loads(raw[start:])
+    except orjson.JSONDecodeError:
+        return None
+    return objects + [value] if isinstance(value, dict) else None
 
 
 def _short(text: str, limit: int = 160) -> str:

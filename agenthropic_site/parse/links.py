@@ -14,9 +14,9 @@ from agenthropic_site.parse.scan import AGENT_ID_TAIL_RE, RUN_DIR_RE, SPAWN_TOOL
 RANK = {source: rank for rank, source in enumerate(EDGE_SOURCES)}
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Evidence:
-    """One claim that `parent` spawned `child`, ordered best first."""
+    """One claim that `parent` spawned `child`."""
 
     rank: int
     child: str
@@ -27,6 +27,13 @@ class Evidence:
     def source(self) -> str:
         """Return the evidence's provenance name."""
         return EDGE_SOURCES[self.rank]
+
+    def key(self) -> tuple[int, str, str, bool, str]:
+        """Return a total sort key, best claim first."""
+        # Not field order: a 2.1.2xx Monitor notification has no <tool-use-id>, and comparing its
+        # None with another claim's id raised TypeError and failed the session (issue 13). A claim
+        # that names its spawn call sorts before one that does not, as it says more.
+        return (self.rank, self.child, self.parent, self.tool_use_id is None, self.tool_use_id or "")
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,9 @@ def collect_evidence(
     evidence: list[Evidence] = []
 
     def add(source: str, child: str | None, parent: str | None, tool_use_id: str | None) -> None:
-        if child and parent:
-            evidence.append(Evidence(RANK[source], child, parent, tool_use_id))
+        # Every field is a str or None here, whatever the record held, so claims stay comparable.
+        if child and parent and isinstance(child, str) and isinstance(parent, str):
+            evidence.append(Evidence(RANK[source], child, parent, tool_use_id if isinstance(tool_use_id, str) else None))
 
     def spawner(tool_use_id: str | None, fallback: str) -> str:
         spawn = spawns.get(tool_use_id or "")
@@ -133,7 +141,7 @@ def prompt_match_evidence(facts: list[TranscriptFacts], unlinked: set[str], used
 def choose_edges(evidence: list[Evidence], agents: set[str], main_id: str, warnings: list[Warning]) -> dict[str, Evidence]:
     """Pick at most one parent per agent: best rank first, never the main agent, never a cycle."""
     chosen: dict[str, Evidence] = {}
-    for claim in sorted(set(evidence)):
+    for claim in sorted(set(evidence), key=Evidence.key):
         child, parent = claim.child, claim.parent
         if child == main_id or child not in agents or parent not in agents or child in chosen:
             continue
@@ -159,7 +167,8 @@ def _is_ancestor(candidate: str, node: str, chosen: dict[str, Evidence]) -> bool
 
 def edges_of(chosen: dict[str, Evidence]) -> list[Edge]:
     """Return the chosen links as sorted Edges."""
-    return sorted(Edge(claim.parent, child, claim.source, claim.tool_use_id) for child, claim in chosen.items())
+    # One claim per child, so (parent, child) is unique and the key never reaches a None.
+    return sorted((Edge(claim.parent, child, claim.source, claim.tool_use_id) for child, claim in chosen.items()), key=lambda edge: (edge.parent, edge.child))
 
 
 def spawn_inputs(facts: list[TranscriptFacts]) -> dict[str, dict[str, Any]]:

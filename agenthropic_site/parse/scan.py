@@ -10,7 +10,7 @@ from typing import Any
 from agenthropic_site.parse.fields import collapsed, content_text, count_of, dict_of, instant_of, list_of, text_of
 from agenthropic_site.parse.lines import Record
 from agenthropic_site.parse.messages import MessageBuilder
-from agenthropic_site.parse.model import Compaction, LineError
+from agenthropic_site.parse.model import Compaction, LineError, Warning
 from agenthropic_site.parse.usage import SYNTHETIC_MODEL, Candidate, candidate_from
 
 SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -104,6 +104,7 @@ class TranscriptFacts:
     ends_with_api_error: bool = False
     unknown_types: Counter = field(default_factory=Counter)
     errors: list[LineError] = field(default_factory=list)
+    warnings: list[Warning] = field(default_factory=list)
     uuids: set[str] = field(default_factory=set)
     builder: MessageBuilder = field(default_factory=MessageBuilder)
 
@@ -112,42 +113,55 @@ def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int 
     """Fill `facts` from the records of one transcript, in file order."""
     last_kind: str | None = None
     for position, record in enumerate(records):
-        data = record.data
-        raw_kind = data.get("type")
-        kind = raw_kind if isinstance(raw_kind, str) else f"<{type(raw_kind).__name__}>"
-        timestamp = instant_of(data.get("timestamp"))
-        if timestamp is not None:
-            if facts.first_seen_at is None or timestamp < facts.first_seen_at:
-                facts.first_seen_at = timestamp
-            if facts.last_seen_at is None or timestamp > facts.last_seen_at:
-                facts.last_seen_at = timestamp
-        uuid = text_of(data.get("uuid"))
-        if uuid:
-            facts.uuids.add(uuid)
-        _envelope(facts, data)
-        if kind == "assistant":
-            last_kind = _assistant(facts, record, timestamp, order_base + position)
-        elif kind == "user":
-            last_kind = "user"
-            _user(facts, record, timestamp)
-        elif kind == "system":
-            _system(facts, record, timestamp)
-        elif kind == "progress":
-            _progress(facts, data)
-        elif kind == "queue-operation":
-            _queue_operation(facts, data)
-        elif kind == "summary":
-            # Several summaries can head a file (≤ 2.0.x, format §2.7); like titles, the last one wins.
-            facts.summary_title = text_of(data.get("summary")) or facts.summary_title
-            facts.builder.add_summary(data)
-        elif kind == "custom-title":
-            facts.custom_title = text_of(data.get("customTitle")) or facts.custom_title  # last one wins
-        elif kind == "ai-title":
-            facts.ai_title = text_of(data.get("aiTitle")) or facts.ai_title
-        elif kind not in KNOWN_TYPES:
-            facts.unknown_types[kind[:80]] += 1
+        try:
+            last_kind = _scan_record(facts, record, order_base + position) or last_kind
+        except Exception as exc:
+            # One odd record never fails the whole session: a 2.1.2xx Monitor notification once
+            # did (issue 13). KeyboardInterrupt and SystemExit are not Exceptions, so they pass.
+            facts.warnings.append(
+                Warning("record_error", f"{facts.rel}:{record.line}: reading this record raised {type(exc).__name__}; the rest of it was skipped", facts.agent_id)
+            )
     facts.ends_with_api_error = last_kind == "api-error"
     return facts
+
+
+def _scan_record(facts: TranscriptFacts, record: Record, order: int) -> str | None:
+    """Read one record into `facts`; return "assistant", "api-error" or "user" for records that end a turn."""
+    data = record.data
+    raw_kind = data.get("type")
+    kind = raw_kind if isinstance(raw_kind, str) else f"<{type(raw_kind).__name__}>"
+    timestamp = instant_of(data.get("timestamp"))
+    if timestamp is not None:
+        if facts.first_seen_at is None or timestamp < facts.first_seen_at:
+            facts.first_seen_at = timestamp
+        if facts.last_seen_at is None or timestamp > facts.last_seen_at:
+            facts.last_seen_at = timestamp
+    uuid = text_of(data.get("uuid"))
+    if uuid:
+        facts.uuids.add(uuid)
+    _envelope(facts, data)
+    if kind == "assistant":
+        return _assistant(facts, record, timestamp, order)
+    if kind == "user":
+        _user(facts, record, timestamp)
+        return "user"
+    if kind == "system":
+        _system(facts, record, timestamp)
+    elif kind == "progress":
+        _progress(facts, data)
+    elif kind == "queue-operation":
+        _queue_operation(facts, data)
+    elif kind == "summary":
+        # Several summaries can head a file (≤ 2.0.x, format §2.7); like titles, the last one wins.
+        facts.summary_title = text_of(data.get("summary")) or facts.summary_title
+        facts.builder.add_summary(data)
+    elif kind == "custom-title":
+        facts.custom_title = text_of(data.get("customTitle")) or facts.custom_title  # last one wins
+    elif kind == "ai-title":
+        facts.ai_title = text_of(data.get("aiTitle")) or facts.ai_title
+    elif kind not in KNOWN_TYPES:
+        facts.unknown_types[kind[:80]] += 1
+    return None
 
 
 def _envelope(facts: TranscriptFacts, data: dict[str, Any]) -> None:
