@@ -87,8 +87,12 @@ def price_sessions(cache: Cache, session_ids: list[str], prices: PriceTable) -> 
 
 def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildResult) -> tuple[SessionInput, list[Skip]]:
     """Read a session's transcripts and sidecars; an unreadable agent file is skipped, not fatal."""
-    main = TranscriptInput(files.main.rel, read_bytes(root, files.main, max_bytes), "main")
-    result.transcripts_opened += 1
+    if files.main is None:
+        # No main transcript (issue 13): the session is parsed from its agent files alone.
+        main = TranscriptInput(f"{files.project}/{files.session_id}.jsonl", b"", "main")
+    else:
+        main = TranscriptInput(files.main.rel, read_bytes(root, files.main, max_bytes), "main")
+        result.transcripts_opened += 1
     agents = []
     skipped = []
     for agent in files.agents:
@@ -96,7 +100,7 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildRe
             data = read_bytes(root, agent.file, max_bytes)
             result.transcripts_opened += 1
         except UnreadableError as exc:
-            skipped.append(Skip(agent.file.rel, exc.reason, exc.detail))
+            skipped.append(Skip(agent.file.rel, exc.reason, exc.detail, agent.file.size))
             continue
         meta = None
         if agent.meta is not None:
@@ -105,7 +109,7 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, result: BuildRe
             except UnreadableError as exc:
                 skipped.append(Skip(agent.meta.rel, exc.reason, exc.detail))
         agents.append(TranscriptInput(agent.file.rel, data, agent.layout, agent.agent_id, meta, agent.run_id))
-    return SessionInput(files.session_id, files.project, main, tuple(agents)), skipped
+    return SessionInput(files.session_id, files.project, main, tuple(agents), files.main_state), skipped
 
 
 @dataclass

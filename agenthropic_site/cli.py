@@ -238,7 +238,7 @@ def _build(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(config.out.resolve() / "index.html")
     if result.exit_code:
-        print("agenthropic: some sessions are left out of the totals; see report.html", file=sys.stderr)
+        print("agenthropic: some sessions are left out of the cost totals; see report.html", file=sys.stderr)
     return result.exit_code
 
 

@@ -16,6 +16,7 @@ from agenthropic_site.config import stale_cutoff
 from agenthropic_site.corpus import Skip
 from agenthropic_site.cost.breakdown import add_categories
 from agenthropic_site.parse.model import Tokens
+from agenthropic_site.parse.session import version_key
 from agenthropic_site.views import TERMINAL_STATUSES, SessionSummary, SessionView
 
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
@@ -71,6 +72,10 @@ class SiteModel:
     unpriced_models: dict[str, list[str]]
     collisions: int
     stale_before: str  # agents with no ending and no activity since are shown as unknown
+    reported_agents: int = 0  # agents without a transcript in the corpus
+    reported_tokens: int = 0  # what their spawners report of them: shown apart, never counted
+    under_reported: dict[str, Any] = field(default_factory=dict)  # placeholder output counts over the corpus
+    unknown_spend: list[str] = field(default_factory=list)  # what the cost totals miss, each with roughly how much
     hook_events: dict[str, int] = field(default_factory=dict)
     spool_bad_lines: int = 0
     redactions: dict[str, int] | None = None  # masks made by kind with `build --redact`; None without
@@ -107,13 +112,15 @@ def gather(
         if session.excluded_reason:
             unpriced[session.excluded_reason].append(session.session_id)
     priced = [s for s in sessions.values() if s.cost is not None]
+    under = [s.under_reported for s in sessions.values() if s.under_reported.get("requests")]
     return SiteModel(
         projects=_projects(sessions, failures),
         sessions=sessions,
         skips=skips,
         failures=failures,
         unlisted=unlisted,
-        tokens=sum((s.tokens for s in priced), Tokens()),
+        # Token counts are facts even where a price is missing: every session's are in the total.
+        tokens=sum((s.tokens for s in sessions.values()), Tokens()),
         cost=sum((s.cost for s in priced if s.cost is not None), Decimal(0)),
         lower_bound=bool(unpriced or failures or any(skip.uncounted for skip in skips)),
         cost_by_day=_sum_days(s.cost_by_day for s in priced),
@@ -122,7 +129,40 @@ def gather(
         unpriced_models={model: sorted(ids) for model, ids in sorted(unpriced.items())},
         collisions=sum(s.collisions for s in sessions.values()),
         stale_before=stale_before,
+        reported_agents=sum(len(s.absent_agents) for s in sessions.values()),
+        reported_tokens=sum(s.reported_tokens for s in sessions.values()),
+        under_reported={
+            "requests": sum(u["requests"] for u in under),
+            "sessions": len(under),
+            "versions": sorted({v for u in under for v in u.get("versions", [])}, key=version_key),
+        },
+        unknown_spend=unknown_spend(sessions, failures, skips),
     )
+
+
+def unknown_spend(sessions: dict[str, SessionSummary], failures: list[Failure], skips: list[Skip]) -> list[str]:
+    """Name what the cost totals leave out, each with roughly how much (issue 13: the lower-bound banner)."""
+    missing = []
+    unpriced = [s for s in sessions.values() if s.excluded_reason]
+    if unpriced:
+        tokens = sum(s.tokens.total for s in unpriced)
+        reasons = sorted({s.excluded_reason or "" for s in unpriced})
+        missing.append(f"the cost of {len(unpriced)} session(s) with requests that have no price ({tokens:,} tokens: {'; '.join(reasons)})")
+    if failures:
+        missing.append(f"{len(failures)} session(s) that could not be read")
+    unread = [skip for skip in skips if skip.uncounted]
+    if unread:
+        sizes = [skip.size for skip in unread if skip.size is not None]
+        size = f", {_bytes(sum(sizes))}" if len(sizes) == len(unread) else f", at least {_bytes(sum(sizes))}" if sizes else ""
+        missing.append(f"{len(unread)} transcript file(s) or folder(s) that could not be read{size}")
+    return missing
+
+
+def _bytes(count: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
 
 
 def watched_status(status: str, last_seen_at: str | None, stale_before: str) -> str:
@@ -181,7 +221,7 @@ def _projects(sessions: dict[str, SessionSummary], failures: list[Failure]) -> l
                 # The folder name is a lossy slug of the path (format §1.2): show the records' cwd.
                 display_name=cwds[-1] if cwds else folder,
                 sessions=members,
-                tokens=sum((s.tokens for s in priced), Tokens()),
+                tokens=sum((s.tokens for s in members), Tokens()),
                 cost=sum((s.cost for s in priced if s.cost is not None), Decimal(0)),
                 last_activity=max(ends) if ends else None,
                 lower_bound=len(priced) < len(members) or folder in failed_projects,

@@ -47,7 +47,8 @@ def decode_view(body: bytes) -> SessionView:
         AgentView(
             **{key: raw_agent[key] for key in (
                 "agent_id", "parent_agent_id", "kind", "edge_source", "agent_type", "description", "status", "outcome_cause",
-                "notification_status", "spawn_tool_use_id", "first_seen_at", "last_seen_at", "depth", "requests", "children")},
+                "notification_status", "spawn_tool_use_id", "first_seen_at", "last_seen_at", "depth", "requests", "children",
+                "has_transcript", "reported")},
             tokens=_tokens(raw_agent["tokens"]),
             cost=Decimal(raw_agent["cost"]),
             subtree_tokens=_tokens(raw_agent["subtree_tokens"]),
@@ -59,7 +60,7 @@ def decode_view(body: bytes) -> SessionView:
     plain = {key: raw[key] for key in (
         "session_id", "fingerprint", "project", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
         "main_ended_at", "excluded_reason", "warnings", "line_errors", "unknown_types", "status", "edges", "unlinked_agents",
-        "collisions", "graph_problems", "critical_path", "prompts")}
+        "collisions", "graph_problems", "critical_path", "prompts", "main_state", "under_reported", "copies_counted_in")}
     return SessionView(
         **plain,
         tokens=_tokens(raw["tokens"]),
@@ -86,7 +87,8 @@ def decode_summary(body: bytes) -> SessionSummary:
     return SessionSummary(
         **{key: raw[key] for key in (
             "session_id", "project", "title", "cwd", "started_at", "ended_at", "excluded_reason", "main_status", "main_last_seen",
-            "open_last_seen", "agent_ids", "compactions", "failed_agents", "collisions", "prompts", "view_digest")},
+            "open_last_seen", "agent_ids", "compactions", "failed_agents", "collisions", "prompts", "view_digest", "main_state",
+            "absent_agents", "reported_tokens", "under_reported")},
         tokens=_tokens(raw["tokens"]),
         cost=_money(raw["cost"]),
         by_model={model: (_tokens(tokens), Decimal(cost)) for model, (tokens, cost) in raw["by_model"].items()},

@@ -51,6 +51,8 @@ class AgentView:
     depth: int = 0
     requests: int = 0
     children: list[str] = field(default_factory=list)
+    has_transcript: bool = True
+    reported: dict[str, Any] | None = None  # what the spawner's result reports of an agent without a transcript
 
 
 @dataclass
@@ -86,6 +88,9 @@ class SessionView:
     line_errors: list[dict[str, Any]]
     unknown_types: dict[str, int]
     status: str = "unknown"
+    main_state: str = "present"  # present | empty | absent: the main transcript (issue 13)
+    under_reported: dict[str, Any] = field(default_factory=dict)  # placeholder output counts and their estimate
+    copies_counted_in: dict[str, int] = field(default_factory=dict)  # requests this session copies, by owner
     tokens: Tokens = Tokens()
     cost: Decimal | None = None
     agents: list[AgentView] = field(default_factory=list)
@@ -142,6 +147,10 @@ class SessionSummary:
     collisions: int
     prompts: list[str]
     view_digest: str  # of the stored view's bytes: a session's pages change only when it does
+    main_state: str = "present"
+    absent_agents: list[str] = field(default_factory=list)  # agents without a transcript: no page of their own
+    reported_tokens: int = 0  # what those results report (last request only): never counted
+    under_reported: dict[str, Any] = field(default_factory=dict)
     status: str = "unknown"  # after the watchdog (gather)
 
 
@@ -157,14 +166,23 @@ def summarize(view: SessionView, view_digest: str) -> SessionSummary:
         failed_agents=sum(1 for agent in view.agents if agent.status == "error"),
         tokens=view.tokens, cost=view.cost, by_model=view.by_model, cost_by_day=view.cost_by_day,
         cost_by_category=view.cost_by_category, collisions=view.collisions, prompts=view.prompts, view_digest=view_digest,
+        main_state=view.main_state, absent_agents=[a.agent_id for a in view.agents if not a.has_transcript],
+        reported_tokens=reported_tokens(view),
+        under_reported=view.under_reported,
     )
+
+
+def reported_tokens(view: SessionView) -> int:
+    """Sum the total tokens spawners report for agents without a transcript (never counted)."""
+    return sum((agent.reported or {}).get("total_tokens") or 0 for agent in view.agents if not agent.has_transcript)
 
 
 def compute_views(cache: Cache, session_ids: Iterable[str], prices: PriceTable) -> dict[str, SessionView]:
     """Build the views of some sessions from the cache tables (ingest statuses, no watchdog)."""
-    ids = orjson.dumps(sorted(session_ids)).decode()
+    wanted = sorted(session_ids)
+    ids = orjson.dumps(wanted).decode()
     sessions = _load_sessions(cache, ids)
-    owned = _ownership(cache, ids)
+    owned = _ownership(cache, wanted)
     _load_agents(cache, sessions, ids)
     rows_of = _load_usage(cache, sessions, owned, ids)
     _load_compactions(cache, sessions, ids)
@@ -196,36 +214,50 @@ def _load_sessions(cache: Cache, ids: str) -> dict[str, SessionView]:
             line_errors=[{"file": f, "line": n, "code": c, "message": m} for f, n, c, m in details["line_errors"]],
             unknown_types=details["unknown_types"],
             prompts=details.get("prompts", []),
+            main_state=details.get("main_state", "present"),
+            under_reported=details.get("under_reported", {}),
             cost=Decimal(0),
         )
     return sessions
 
 
-def _ownership(cache: Cache, ids: str) -> dict[str, str]:
-    """Map each message id seen in several sessions to the session that owns it.
+def _ownership(cache: Cache, session_ids: list[str]) -> dict[str, str]:
+    """Map each request key ("m:" message id, "r:" request id) seen in several sessions to its owner.
 
-    Resume and fork replays copy records verbatim (format §1.4): the owner is the session whose
-    main transcript ends earliest (the original goes on less long), then the smallest id.
+    Resume and fork replays copy records verbatim (format §1.4); copies in real dumps keep the
+    requestId but replace message.id by the record's uuid (issue 13): rows sharing either id
+    are one request. The owner is a session a copy names as the original, else the session
+    whose main transcript ends earliest (the original goes on less long), then the smallest id.
     """
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    rows = cache.shared_requests(session_ids)
+    for message_id, request_id, _, _ in rows:
+        keys = [key for key in (message_id and "m:" + message_id, request_id and "r:" + request_id) if key]
+        for key in keys[1:]:
+            parent[find(key)] = find(keys[0])
     holders: dict[str, set[str]] = defaultdict(set)
     named: dict[str, set[str]] = defaultdict(set)
-    for row in cache.query(
-        "SELECT message_id, session_id, origin_session FROM token_usage WHERE message_id IN "
-        f"(SELECT message_id FROM token_usage WHERE {IN} AND message_id IS NOT NULL)",
-        (ids,),
-    ):
-        holders[row["message_id"]].add(row["session_id"])
-        if row["origin_session"]:
-            named[row["message_id"]].add(row["origin_session"])
-    shared = {message_id: holders_ for message_id, holders_ in holders.items() if len(holders_) > 1}
+    for message_id, request_id, session_id, origin in rows:
+        group = find("m:" + message_id if message_id else "r:" + (request_id or ""))
+        holders[group].add(session_id)
+        if origin:
+            named[group].add(origin)
+    shared = {group: members for group, members in holders.items() if len(members) > 1}
     involved = sorted(set().union(*shared.values())) if shared else []
     ended = dict(cache.conn.execute(f"SELECT session_id, main_ended_at FROM sessions WHERE {IN}", (orjson.dumps(involved).decode(),)).fetchall())
-    owners = {}
-    for message_id, holders_ in shared.items():
+    owner_of_group = {}
+    for group, members in shared.items():
         # An explicit marker of the original session wins; else the earliest-ending transcript.
-        marked = holders_ & named.get(message_id, set())
-        owners[message_id] = min(marked or holders_, key=lambda sid: (ended.get(sid) or "~", sid))
-    return owners
+        marked = members & named.get(group, set())
+        owner_of_group[group] = min(marked or members, key=lambda sid: (ended.get(sid) or "~", sid))
+    return {key: owner_of_group[find(key)] for key in parent if find(key) in owner_of_group}
 
 
 def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> None:
@@ -236,7 +268,8 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> No
                 agent_id=row["agent_id"], parent_agent_id=row["parent_agent_id"], kind=row["kind"], edge_source=row["edge_source"],
                 agent_type=row["agent_type"], description=row["description"], status=row["status"], outcome_cause=row["outcome_cause"],
                 notification_status=row["notification_status"], spawn_tool_use_id=row["spawn_tool_use_id"],
-                first_seen_at=row["first_seen_at"], last_seen_at=row["last_seen_at"],
+                first_seen_at=row["first_seen_at"], last_seen_at=row["last_seen_at"], has_transcript=bool(row["has_transcript"]),
+                reported=None if row["reported"] is None else orjson.loads(row["reported"]),
             )
         )
     for row in cache.query(f"SELECT * FROM orchestration_edges WHERE {IN} ORDER BY session_id, parent, child", (ids,)):
@@ -250,53 +283,60 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> No
 
 
 def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str], ids: str) -> dict[str, list[CostedRow]]:
-    """Sum owned, priced rows per agent, model and day; return each session's rows for breakdowns.
+    """Sum owned rows per agent, model and day; return each session's priced rows for breakdowns.
 
-    The halt gate: a session that owns a request without a price is excluded whole, its cost
-    unknown, never $0. A replayed copy of such a request, owned by another session, does not
-    exclude the session that merely replays it.
+    The halt gate: a session that owns a request without a price has an unknown cost, never $0;
+    its token counts are facts and stay (issue 13). A replayed copy of such a request, owned by
+    another session, does not touch the session that merely replays it.
     """
     rows_of: dict[str, list[CostedRow]] = defaultdict(list)
     problems: dict[str, set[str]] = defaultdict(set)
+    counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
     for row in cache.query(f"SELECT * FROM token_usage WHERE {IN} ORDER BY session_id, seq", (ids,)):
         session = sessions[row["session_id"]]
-        message_id = row["message_id"]
-        if message_id is not None and owner.get(message_id, session.session_id) != session.session_id:
+        keys = [key for key in ("m:" + (row["message_id"] or ""), "r:" + (row["request_id"] or "")) if len(key) > 2]
+        holder = next((owner[key] for key in keys if key in owner), session.session_id)
+        if holder != session.session_id:
             session.collisions += 1
+            session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
             continue
+        tokens = Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"])
         if row["price_problem"] is not None:
             problems[session.session_id].add(row["price_problem"])
+            counted[session.session_id].append((row["agent_id"], row["model"], tokens, Decimal(0), row["at"]))
             continue
-        rows_of[session.session_id].append(
-            CostedRow(
-                agent_id=row["agent_id"], model=row["model"], family=row["family"],
-                tokens=Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"]),
-                at=row["at"], speed=row["speed"],
-                parts=tuple(Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES),
-                segment=row["segment"],
-            )
+        costed = CostedRow(
+            agent_id=row["agent_id"], model=row["model"], family=row["family"], tokens=tokens, at=row["at"], speed=row["speed"],
+            parts=tuple(Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES), segment=row["segment"],
         )
+        rows_of[session.session_id].append(costed)
+        counted[session.session_id].append((costed.agent_id, costed.model, tokens, costed.cost, costed.at))
     for session_id, found in problems.items():
         sessions[session_id].excluded_reason = "; ".join(sorted(found))
-        sessions[session_id].cost = None
-        rows_of.pop(session_id, None)  # excluded whole: no figure of it reaches a total
-    for session_id, rows in rows_of.items():
+        rows_of.pop(session_id, None)  # no cost figure of an excluded session reaches a total
+    for session_id, entries in counted.items():
         session = sessions[session_id]
+        excluded = session.excluded_reason is not None
         per_agent: dict[str, list[Any]] = {}
-        for costed in rows:
-            entry = per_agent.setdefault(costed.agent_id, [Tokens(), Decimal(0), 0])
-            entry[0] = entry[0] + costed.tokens
-            entry[1] += costed.cost
+        for agent_id, model, tokens, cost, at in entries:
+            entry = per_agent.setdefault(agent_id, [Tokens(), Decimal(0), 0])
+            entry[0] = entry[0] + tokens
+            entry[1] += cost
             entry[2] += 1
-            model_tokens, model_cost = session.by_model.get(costed.model, (Tokens(), Decimal(0)))
-            session.by_model[costed.model] = (model_tokens + costed.tokens, model_cost + costed.cost)
-            day = (costed.at or session.started_at or "unknown")[:10]
-            session.cost_by_day[day] = session.cost_by_day.get(day, Decimal(0)) + costed.cost
+            model_tokens, model_cost = session.by_model.get(model, (Tokens(), Decimal(0)))
+            session.by_model[model] = (model_tokens + tokens, model_cost + cost)
+            if not excluded:
+                day = (at or session.started_at or "unknown")[:10]
+                session.cost_by_day[day] = session.cost_by_day.get(day, Decimal(0)) + cost
         session.by_model = dict(sorted(session.by_model.items()))
         session.cost_by_day = dict(sorted(session.cost_by_day.items()))
-        session.cost_by_category = by_category(rows)
+        session.cost_by_category = {} if excluded else by_category(rows_of.get(session_id, []))
         for agent in session.agents:
             agent.tokens, agent.cost, agent.requests = per_agent.get(agent.agent_id, (Tokens(), Decimal(0), 0))
+    for session in sessions.values():
+        session.copies_counted_in = dict(sorted(session.copies_counted_in.items()))
+        if session.excluded_reason is None and session.session_id not in counted:
+            session.cost_by_category = by_category([])  # every category, at zero: nothing was billed
     return rows_of
 
 
@@ -329,11 +369,9 @@ def _roll_up(session: SessionView) -> None:
     # networkx is imported here, not at module level: a no-change build never needs it.
     from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, rollups
 
-    if session.excluded_reason:
-        return
     # Session totals come from the agents themselves, so a graph problem can never zero them.
     session.tokens = sum((a.tokens for a in session.agents), Tokens())
-    session.cost = sum((a.cost for a in session.agents), Decimal(0))
+    session.cost = None if session.excluded_reason else sum((a.cost for a in session.agents), Decimal(0))
     graph = build_graph((a.agent_id for a in session.agents), ((e["parent"], e["child"]) for e in session.edges))
     session.graph_problems = check_graph(graph, session.session_id, session.unlinked_agents)
     if session.graph_problems:
@@ -344,7 +382,8 @@ def _roll_up(session: SessionView) -> None:
     for agent in session.agents:
         rollup = sums[agent.agent_id]
         agent.subtree_tokens, agent.subtree_cost, agent.depth = rollup.subtree_tokens, rollup.subtree_cost, rollup.depth
-    durations = {a.agent_id: _milliseconds(a.first_seen_at, a.last_seen_at) for a in session.agents}
+    # An agent without a transcript has no times of its own: its spawner reports its duration.
+    durations = {a.agent_id: _milliseconds(a.first_seen_at, a.last_seen_at) or ((a.reported or {}).get("duration_ms") or 0) for a in session.agents}
     session.critical_path = critical_path(graph, session.session_id, durations)
 
 

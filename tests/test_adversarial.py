@@ -245,8 +245,11 @@ def test_a_sidecar_naming_another_sessions_spawn_stays_unlinked(tmp_path: Path) 
     agent = next(a for a in owner["agents"] if a["agent_id"] == agent_id)
     assert agent["parent_agent_id"] is None and agent["tokens"] == tokens(7, 7)
     assert {"code": "unlinked_agent", "message": f"no evidence names the spawner of {agent_id}"} in owner["warnings"]
-    # The spawning session neither links nor counts an agent that lives in another session.
-    assert [a["agent_id"] for a in spawner["agents"]] == [SID] and spawner["edges"] == []
+    # The spawning session never counts nor pages an agent whose file lives in another session:
+    # it shows only what its spawn result reports, as an agent without a transcript here (issue 13).
+    shown = {a["agent_id"]: a for a in spawner["agents"]}
+    assert sorted(shown) == sorted([SID, agent_id]) and shown[agent_id]["transcript"] is False
+    assert shown[agent_id]["tokens"] == tokens(0, 0) and spawner["tokens"] == shown[SID]["tokens"]
     assert (out / "sessions" / OTHER_SID / "agents" / f"{agent_id}.html").is_file()
     assert not (out / "sessions" / SID / "agents").exists()
 

@@ -10,7 +10,7 @@ import pytest
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, UnreadableError, read_bytes, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from conftest import build
-from records import OTHER_SID, SID, assistant, usage, user, write
+from records import OTHER_SID, SID, assistant, line, usage, user, write
 
 
 def scan(root: Path, max_bytes: int = 1 << 20, depth: int = 4):
@@ -54,7 +54,8 @@ def test_every_skip_reason(tmp_path: Path) -> None:
     minimal_session(tmp_path, project="-zzz-copy")
     result = scan(tmp_path, max_bytes=1024, depth=4)
     got = reasons(result)
-    assert got[f"-home-u-app/{OTHER_SID}.jsonl"] == "empty-main"
+    assert f"-home-u-app/{OTHER_SID}.jsonl" not in got  # a 0-byte main is a session, not a skip
+    assert result.sessions[OTHER_SID].main_state == "empty"
     assert got[f"-home-u-app/{SID}/subagents/agent-aempty.jsonl"] == "empty-agent"
     assert got["-home-u-app/notes.txt"] == "non-artifact"
     assert got[f"-home-u-app/{SID}/subagents/workflows/r/deep/"] == "too-deep"
@@ -63,6 +64,34 @@ def test_every_skip_reason(tmp_path: Path) -> None:
     assert got["-home-u-app/agent-fifo.jsonl"] == "not-regular-file"
     assert got[f"-zzz-copy/{SID}.jsonl"] == "duplicate-session"
     assert result.sessions[SID].project == "-home-u-app"
+
+
+THIRD_SID = "33333333-3333-4333-8333-333333333333"
+
+
+def test_sessions_without_a_main_transcript_are_built_from_their_agent_files(tmp_path: Path) -> None:
+    project = tmp_path / "-home-u-app"
+    write(project / f"{SID}.jsonl")  # 0 bytes, beside a flat warmup that names it (2.0.x)
+    write(project / "agent-0a1b2c3d.jsonl", user("w1", "Warmup", session=SID))
+    write(project / "agent-1a1b2c3d.jsonl", user("f1", "go", session=OTHER_SID))  # no main file at all
+    write(project / THIRD_SID / "subagents" / "agent-a1b2c3d.jsonl", user("s1", "go", session=THIRD_SID))  # 2.1.x
+    write(tmp_path / "-other" / "agent-2a1b2c3d.jsonl", user("f2", "go", session=THIRD_SID))  # filed elsewhere
+    write(project / "agent-3a1b2c3d.jsonl", {"type": "user", "message": {"role": "user", "content": "no id"}})
+    result = scan(tmp_path)
+    states = {sid: (files.main_state, sorted(agent.agent_id for agent in files.agents)) for sid, files in result.sessions.items()}
+    assert states == {
+        SID: ("empty", ["0a1b2c3d"]),
+        OTHER_SID: ("absent", ["1a1b2c3d"]),
+        THIRD_SID: ("absent", ["2a1b2c3d", "a1b2c3d"]),
+    }
+    assert reasons(result) == {"-home-u-app/agent-3a1b2c3d.jsonl": "non-artifact"}
+    # A finished flat file whose only record has no final newline still names its session.
+    write(project / "agent-4a1b2c3d.jsonl", line(user("f4", "go", session=OTHER_SID)).rstrip(b"\n"))
+    assert "4a1b2c3d" in [agent.agent_id for agent in scan(tmp_path).sessions[OTHER_SID].agents]
+    # A main transcript that appears later changes the fingerprint even before it has a byte.
+    before = result.sessions[OTHER_SID].fingerprint
+    write(project / f"{OTHER_SID}.jsonl")
+    assert scan(tmp_path).sessions[OTHER_SID].fingerprint != before
 
 
 def test_file_replaced_after_the_walk_is_unreadable(tmp_path: Path) -> None:
@@ -142,7 +171,7 @@ def test_a_project_folder_that_cannot_be_listed_keeps_its_sessions(tmp_path: Pat
     index = json.loads((out / "data" / "index.json").read_text())
     assert {s["session_id"] for s in index["sessions"]} == {SID, OTHER_SID}
     assert index["report"]["unlisted_projects"] == ["-other"]
-    assert {"path": "-other/", "reason": "unreadable", "detail": "EACCES"} in index["report"]["skipped"]
+    assert {"path": "-other/", "reason": "unreadable", "detail": "EACCES", "bytes": None} in index["report"]["skipped"]
 
 
 def test_hostile_sidecar_values_never_name_a_path(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -39,6 +39,8 @@ CREATE TABLE agents (
     spawn_tool_use_id TEXT,
     first_seen_at TEXT,
     last_seen_at TEXT,
+    has_transcript INTEGER NOT NULL,
+    reported TEXT,
     PRIMARY KEY (session_id, agent_id),
     FOREIGN KEY (session_id, parent_agent_id) REFERENCES agents(session_id, agent_id)
 );
@@ -82,6 +84,7 @@ CREATE TABLE token_usage (
     PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX token_usage_message ON token_usage(message_id);
+CREATE INDEX token_usage_request ON token_usage(request_id);
 CREATE TABLE compactions (
     session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,

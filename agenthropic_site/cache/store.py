@@ -27,7 +27,7 @@ SESSION_COLUMNS = (
 # shows everything the old one did, and a file rewritten shorter shows what it holds now, as a
 # cold build would. Status precedence (design: status lifecycle) is applied between the parse and
 # the hook events, which are replayed onto these rows after every re-read (Cache.apply_event).
-AGENT_INSERT = "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+AGENT_INSERT = "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 QUARANTINE_AFTER = 3
 MAX_QUARANTINE_BUILDS = 32
 LOCK_FILE = "build.lock"
@@ -182,6 +182,8 @@ class Cache:
                 "unknown_types": parsed.unknown_types,
                 "pending_lines": parsed.pending_lines,
                 "prompts": parsed.prompts,
+                "main_state": parsed.main_state,
+                "under_reported": parsed.under_reported,
             }
             conn.execute(
                 "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
@@ -207,7 +209,8 @@ class Cache:
             AGENT_INSERT,
             [
                 (sid, a.agent_id, position, a.parent_agent_id, a.kind, a.edge_source, a.agent_type, a.description, a.file,
-                 a.status, a.outcome_cause, a.notification_status, a.spawn_tool_use_id, a.first_seen_at, a.last_seen_at)
+                 a.status, a.outcome_cause, a.notification_status, a.spawn_tool_use_id, a.first_seen_at, a.last_seen_at,
+                 int(a.has_transcript), None if a.reported is None else _dumps(a.reported))
                 for position, a in enumerate(parsed.agents)
             ],
         )
@@ -281,16 +284,40 @@ class Cache:
         )
 
     def neighbours(self, session_ids: list[str]) -> set[str]:
-        """Return other sessions that share a message id with these (ownership may move between them)."""
+        """Return other sessions that share a request with these (ownership may move between them)."""
+        return {row[2] for row in self.shared_requests(session_ids)} - set(session_ids)
+
+    def shared_requests(self, session_ids: list[str]) -> list[tuple[str | None, str | None, str, str | None]]:
+        """Return (message_id, request_id, session_id, origin_session) of the usage rows linked to these sessions.
+
+        Rows are linked when they share a message id or a request id, transitively: a copy of a
+        session may keep the requestId and replace the message id (issue 13), a resume keeps both.
+        """
         if not session_ids:
-            return set()
-        ids = orjson.dumps(sorted(session_ids)).decode()
-        rows = self.conn.execute(
-            "SELECT DISTINCT session_id FROM token_usage WHERE message_id IN (SELECT message_id FROM token_usage "
-            "WHERE session_id IN (SELECT value FROM json_each(?)) AND message_id IS NOT NULL)",
-            (ids,),
+            return []
+        rows = set(
+            self.conn.execute(
+                "SELECT message_id, request_id, session_id, origin_session FROM token_usage "
+                "WHERE session_id IN (SELECT value FROM json_each(?)) AND (message_id IS NOT NULL OR request_id IS NOT NULL)",
+                (orjson.dumps(sorted(session_ids)).decode(),),
+            )
         )
-        return {row[0] for row in rows} - set(session_ids)
+        message_ids: set[str] = set()
+        request_ids: set[str] = set()
+        while True:
+            new_messages = {row[0] for row in rows if row[0] is not None} - message_ids
+            new_requests = {row[1] for row in rows if row[1] is not None} - request_ids
+            if not new_messages and not new_requests:
+                return sorted(rows, key=lambda row: (row[2], row[0] or "", row[1] or "", row[3] or ""))
+            message_ids |= new_messages
+            request_ids |= new_requests
+            rows |= set(
+                self.conn.execute(
+                    "SELECT message_id, request_id, session_id, origin_session FROM token_usage "
+                    "WHERE message_id IN (SELECT value FROM json_each(?)) OR request_id IN (SELECT value FROM json_each(?))",
+                    (orjson.dumps(sorted(new_messages)).decode(), orjson.dumps(sorted(new_requests)).decode()),
+                )
+            )
 
     def put_views(self, rows: dict[str, tuple[bytes, bytes, bool]]) -> None:
         """Store computed session views with their summaries and whether the session is excluded."""

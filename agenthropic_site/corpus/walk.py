@@ -23,7 +23,6 @@ SKIP_REASONS = (
     "not-regular-file",
     "unreadable",
     "empty-agent",
-    "empty-main",
     "non-artifact",
     "duplicate-session",
     "too-deep",
@@ -37,6 +36,7 @@ class Skip:
     path: str
     reason: str
     detail: str = ""
+    size: int | None = field(default=None, compare=False)  # bytes, when the file could be measured
 
     @property
     def uncounted(self) -> bool:
@@ -44,7 +44,7 @@ class Skip:
         if self.reason == "too-deep":
             return True
         transcript = self.path.endswith(".jsonl") and not self.path.endswith("/journal.jsonl")
-        return transcript and self.reason not in ("empty-main", "empty-agent", "duplicate-session")
+        return transcript and self.reason not in ("empty-agent", "duplicate-session")
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,20 @@ class SessionFiles:
 
     session_id: str
     project: str
-    main: FileRef
+    main: FileRef | None  # None when the project folder has no `<sid>.jsonl`
     agents: list[AgentFile] = field(default_factory=list)
     extras: list[FileRef] = field(default_factory=list)  # workflow journals and snapshots: fingerprinted, not parsed
 
+    @property
+    def main_state(self) -> str:
+        """Say whether the main transcript is present, empty (0 bytes) or absent."""
+        if self.main is None:
+            return "absent"
+        return "empty" if self.main.size == 0 else "present"
+
     def all_files(self) -> list[FileRef]:
         """List every file whose change means the session must be read again."""
-        files = [self.main, *self.extras]
+        files = [*([self.main] if self.main is not None else []), *self.extras]
         for agent in self.agents:
             files.append(agent.file)
             if agent.meta is not None:
@@ -81,6 +88,8 @@ class SessionFiles:
     def fingerprint(self) -> str:
         """Hash sorted (path, size, mtime_ns, inode) of all the session's files; no content read."""
         digest = hashlib.sha256()
+        # A session without a main file is told apart from one whose main file appears later.
+        digest.update(self.main_state.encode())
         for ref in self.all_files():
             digest.update(f"{ref.rel}\0{ref.size}\0{ref.mtime_ns}\0{ref.inode}\n".encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
@@ -128,8 +137,8 @@ class _Walker:
         self.flat: dict[str, list[AgentFile]] = {}
         self.companions: dict[str, dict[str, tuple[list[AgentFile], list[FileRef]]]] = {}
 
-    def skip(self, rel: str, reason: str, detail: str = "") -> None:
-        self.skips.append(Skip(rel, reason, detail))
+    def skip(self, rel: str, reason: str, detail: str = "", size: int | None = None) -> None:
+        self.skips.append(Skip(rel, reason, detail, size))
 
     def lstat(self, rel: str, entry: os.DirEntry[str]) -> os.stat_result | None:
         """Return lstat of a listed entry, or record why it could not be looked at."""
@@ -151,7 +160,7 @@ class _Walker:
             self.skip(rel, "not-regular-file")
             return None
         if st.st_size > cap:
-            self.skip(rel, "oversize", f"{st.st_size} bytes > cap {cap}")
+            self.skip(rel, "oversize", f"{st.st_size} bytes > cap {cap}", st.st_size)
             return None
         return _ref(rel, st)
 
@@ -166,7 +175,7 @@ class _Walker:
                 projects.append(name)
                 self.walk_project(name)
             else:
-                self.skip(name, "non-artifact", "file at the corpus root")
+                self.skip(name, "non-artifact", "file at the corpus root", st.st_size)
         return projects
 
     def walk_project(self, project: str) -> None:
@@ -188,16 +197,15 @@ class _Walker:
                     self.walk_companion(project, name)
                 else:
                     # memory/ and other folders (format §1.2): every file in them is reported.
-                    for inner, _, _ in self.walk_tree(rel):
-                        self.skip(inner, "non-artifact", "not in a session folder")
+                    for inner, _, inner_st in self.walk_tree(rel):
+                        self.skip(inner, "non-artifact", "not in a session folder", inner_st.st_size)
                 continue
             if name.endswith(".jsonl") and SESSION_ID_RE.match(name[: -len(".jsonl")]):
                 ref = self.regular_file(rel, st, self.limits.max_file_bytes)
                 if ref is None:
                     continue
-                if ref.size == 0:
-                    self.skip(rel, "empty-main", "0-byte main transcript")
-                    continue
+                # A 0-byte main transcript is still a session: its agent files may hold spend (17 empty
+                # mains in the real 1.0.x-2.0.x samples, several beside warmup agent files; issue 13).
                 session_id = name[: -len(".jsonl")]
                 sessions[session_id] = SessionFiles(session_id=session_id, project=project, main=ref)
             elif name.startswith("agent-") and name.endswith(".jsonl"):
@@ -206,12 +214,12 @@ class _Walker:
                 if agent is not None:
                     self.flat.setdefault(project, []).append(agent)
             else:
-                self.skip(rel, "non-artifact")
+                self.skip(rel, "non-artifact", "", st.st_size)
 
     def agent_file(self, rel: str, name: str, st: os.stat_result, layout: str, run_id: str | None = None) -> AgentFile | None:
         agent_id = name[len("agent-") : -len(".jsonl")]
         if not AGENT_ID_RE.match(agent_id):
-            self.skip(rel, "non-artifact", "agent file name of an unexpected form")
+            self.skip(rel, "non-artifact", "agent file name of an unexpected form", st.st_size)
             return None
         ref = self.regular_file(rel, st, self.limits.max_file_bytes)
         if ref is None:
@@ -250,13 +258,13 @@ class _Walker:
                     extras.append(ref)
                     self.skip(rel, "non-artifact", "workflow snapshot, not read")
             else:
-                self.skip(rel, "non-artifact")
+                self.skip(rel, "non-artifact", "", st.st_size)
         for index, agent in enumerate(agents):
             meta = metas.pop((agent.run_id, agent.agent_id), None)
             if meta is not None:
                 agents[index] = AgentFile(agent.agent_id, agent.file, agent.layout, meta, agent.run_id)
         for (_, _), ref in sorted(metas.items(), key=lambda item: item[1].rel):
-            self.skip(ref.rel, "non-artifact", "sidecar without its agent transcript")
+            self.skip(ref.rel, "non-artifact", "sidecar without its agent transcript", ref.size)
         self.companions.setdefault(project, {})[session_id] = (agents, extras)
 
     def walk_tree(self, base: str) -> Iterable[tuple[str, tuple[str, ...], os.stat_result]]:
@@ -286,44 +294,56 @@ class _Walker:
                 yield rel, child_parts, st
             stack.extend(reversed(subdirs))
 
+    def session(self, project: str, session_id: str) -> SessionFiles:
+        """Return a project's session, made without a main transcript when the folder has none."""
+        sessions = self.by_project.setdefault(project, {})
+        if session_id not in sessions:
+            # Agent files whose main transcript is gone (deleted, never written, or copied without
+            # it) still hold billed spend: the session is built from what exists (issue 13).
+            sessions[session_id] = SessionFiles(session_id=session_id, project=project, main=None)
+        return sessions[session_id]
+
     def assemble(self) -> dict[str, SessionFiles]:
         for project, companions in sorted(self.companions.items()):
             for session_id, (agents, extras) in sorted(companions.items()):
-                session = self.by_project.get(project, {}).get(session_id)
-                if session is None:
-                    for agent in agents:
-                        self.skip(agent.file.rel, "non-artifact", "session folder without its main transcript")
-                        if agent.meta is not None:
-                            self.skip(agent.meta.rel, "non-artifact", "session folder without its main transcript")
-                    for ref in extras:
-                        self.skip(ref.rel, "non-artifact", "session folder without its main transcript")
-                    continue
+                session = self.session(project, session_id)
                 session.agents.extend(agents)
                 session.extras.extend(extras)
         for project, flats in sorted(self.flat.items()):
             for agent in flats:
                 owner = self.sniff_flat(agent.file)
-                session = self.by_project.get(project, {}).get(owner or "")
-                if session is None:
-                    self.skip(agent.file.rel, "non-artifact", "flat agent file whose session is not in its project")
+                if owner is None or not SESSION_ID_RE.match(owner):
+                    self.skip(agent.file.rel, "non-artifact", "flat agent file that names no session", agent.file.size)
                     continue
-                session.agents.append(agent)
+                self.session(project, owner).agents.append(agent)
         return self.dedupe_sessions()
 
     def dedupe_sessions(self) -> dict[str, SessionFiles]:
-        """Keep each session id once, in the smallest-sorting project folder; report the others."""
-        kept: dict[str, SessionFiles] = {}
+        """Keep each session id once: in the first project folder holding its main transcript, else the first.
+
+        Another folder's copy with its own main transcript is reported as a duplicate; agent files
+        filed without one (flat files naming a session of another folder) join the kept session.
+        """
+        holders: dict[str, list[SessionFiles]] = {}
         for project in sorted(self.by_project):
             for session_id, session in sorted(self.by_project[project].items()):
-                if session_id in kept:
-                    detail = f"session also in {kept[session_id].project}"
-                    for ref in session.all_files():
-                        self.skip(ref.rel, "duplicate-session", detail)
+                holders.setdefault(session_id, []).append(session)
+        kept: dict[str, SessionFiles] = {}
+        for session_id, copies in sorted(holders.items()):
+            session = next((copy for copy in copies if copy.main is not None), copies[0])
+            for other in copies:
+                if other is session:
                     continue
-                session.agents.sort(key=lambda agent: agent.file.rel)
-                session.extras.sort()
-                kept[session_id] = session
-        return dict(sorted(kept.items()))
+                if other.main is None:
+                    session.agents.extend(other.agents)
+                    session.extras.extend(other.extras)
+                    continue
+                for ref in other.all_files():
+                    self.skip(ref.rel, "duplicate-session", f"session also in {session.project}", ref.size)
+            session.agents.sort(key=lambda agent: agent.file.rel)
+            session.extras.sort()
+            kept[session_id] = session
+        return kept
 
 
 def _classify(parts: tuple[str, ...]) -> tuple[str | None, str | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 TOKEN_CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 
@@ -85,6 +86,7 @@ class SessionInput:
     project: str
     main: TranscriptInput
     agents: tuple[TranscriptInput, ...] = ()
+    main_state: str = "present"  # present | empty (0 bytes) | absent (no main file; `main` holds no bytes)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ class UsageRow:
     line: int
     under_reported: bool = False
     origin_session: str | None = None  # another session the record says it was first written in
+    version: str | None = None  # Claude Code version of the kept line
+    content_chars: int = 0  # text, thinking and tool input the request wrote, measured when under-reported
     segment: int = 0  # index of the session's compaction segment this request belongs to
 
 
@@ -191,6 +195,8 @@ class Agent:
     first_seen_at: str | None = None
     last_seen_at: str | None = None
     spawn_tool_use_id: str | None = None
+    has_transcript: bool = True  # False: only a spawn result in another transcript names this agent
+    reported: dict[str, Any] | None = None  # what the spawner's tool result says of it; never counted
 
 
 @dataclass
@@ -199,6 +205,7 @@ class ParsedSession:
 
     session_id: str
     project: str
+    main_state: str = "present"
     title: str | None = None
     title_source: str | None = None
     prompts: list[str] = field(default_factory=list)
@@ -217,4 +224,5 @@ class ParsedSession:
     line_errors: list[LineError] = field(default_factory=list)
     pending_lines: list[str] = field(default_factory=list)  # files whose last line is unterminated
     unknown_types: dict[str, int] = field(default_factory=dict)
+    under_reported: dict[str, Any] = field(default_factory=dict)  # placeholder output counts: requests, estimate
     transcripts: dict[str, list[Message]] = field(default_factory=dict)

@@ -45,9 +45,9 @@ def apply_outcomes(agents: dict[str, Agent], facts: list[TranscriptFacts], witne
                 notes_by_tool[note.tool_use_id] = note
     by_id = {fact.agent_id: fact for fact in facts}
     for agent_id, agent in agents.items():
-        fact = by_id[agent_id]
+        fact = by_id.get(agent_id)  # None for an agent whose transcript is not in the corpus
         if agent_id == main_id:
-            if fact.interrupted:
+            if fact is not None and fact.interrupted:
                 agent.outcome_cause = "user_interrupt"  # recorded, never promoted to a status
             continue
         # A Workflow call spawns many agents: its result and notification describe the run, not each agent.
@@ -58,6 +58,8 @@ def apply_outcomes(agents: dict[str, Agent], facts: list[TranscriptFacts], witne
         note = notes_by_task.get(agent_id) or notes_by_tool.get(own_spawn or "")
         if note is not None:
             _apply_notification(agent, note)
+        if fact is None:
+            continue
         if fact.interrupted and agent.outcome_cause is None:
             agent.outcome_cause = "user_interrupt"
         if fact.ends_with_api_error and agent.status != "completed":

@@ -14,8 +14,9 @@ from agenthropic_site.parse.lines import Record, decode_jsonl
 from agenthropic_site.parse.links import AgentMeta, Evidence, choose_edges, collect_evidence, edges_of, prompt_match_evidence, read_meta, spawn_inputs
 from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, UsageRow, Warning
 from agenthropic_site.parse.outcomes import apply_outcomes
+from agenthropic_site.parse.reported import absent_agents
 from agenthropic_site.parse.scan import TranscriptFacts, scan_records
-from agenthropic_site.parse.usage import dedupe_file, dedupe_session
+from agenthropic_site.parse.usage import dedupe_file, dedupe_session, under_reported_summary
 
 # Special agent files by name prefix (format §1.3): they are not dispatched by a spawn tool.
 SPECIAL_PREFIXES = (("acompact-", "compaction"), ("aside_question-", "side_question"), ("aprompt_suggestion-", "prompt_suggestion"))
@@ -31,7 +32,7 @@ COMPACTION_PAIR_SECONDS = 5.0
 
 def parse_session(source: SessionInput) -> ParsedSession:
     """Parse every transcript of a session and link them into one ParsedSession."""
-    session = ParsedSession(session_id=source.session_id, project=source.project)
+    session = ParsedSession(session_id=source.session_id, project=source.project, main_state=source.main_state)
     main_id = source.session_id
     decoded_main = decode_jsonl(source.main.rel, source.main.data)
     session.line_errors.extend(decoded_main.errors)
@@ -40,7 +41,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
     main_records, inline_groups = split_sidechains(decoded_main.records)
     facts = [scan_records(TranscriptFacts(main_id, source.main.rel, "main", main_id), main_records)]
     kinds = {main_id: "main"}
-    files = {main_id: source.main.rel}
+    files: dict[str, str | None] = {main_id: source.main.rel if source.main_state != "absent" else None}
     inline_ids = []
     for agent_id, records in inline_groups:
         facts.append(scan_records(TranscriptFacts(agent_id, source.main.rel, "inline", main_id), records))
@@ -49,6 +50,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
         inline_ids.append(agent_id)
     metas: dict[str, AgentMeta] = {}
     run_ids: dict[str, str] = {}
+    lone_replies: set[str] = set()
     for transcript in sorted(source.agents, key=lambda item: item.rel):
         agent_id = transcript.agent_id or ""
         if agent_id in kinds:
@@ -62,6 +64,8 @@ def parse_session(source: SessionInput) -> ParsedSession:
         facts.append(fact)
         files[agent_id] = transcript.rel
         kinds[agent_id] = _file_kind(agent_id, transcript.layout, fact)
+        if len(decoded.records) == 1 and decoded.records[0].data.get("type") == "assistant":
+            lone_replies.add(agent_id)
         meta = read_meta(transcript.meta)
         if meta is not None:
             metas[agent_id] = meta
@@ -69,6 +73,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
             run_ids[agent_id] = transcript.run_id
     for fact in facts:
         session.line_errors.extend(fact.errors)
+        session.warnings.extend(fact.warnings)  # record_error: a record that raised (issue 13)
         for kind, count in fact.unknown_types.items():
             session.unknown_types[kind] = session.unknown_types.get(kind, 0) + count
     session.line_errors.sort(key=lambda error: (error.file, error.line))
@@ -77,7 +82,12 @@ def parse_session(source: SessionInput) -> ParsedSession:
     # Compaction and side-question files replay the parent's messages (format §3.4): their copies
     # of spawn calls, results and notifications are not evidence of anything new.
     witnesses = [fact for fact in facts if kinds[fact.agent_id] not in REPLAYING_KINDS]
-    chosen = _link(witnesses, metas, run_ids, inline_ids, main_id, set(kinds), session.warnings)
+    absent = absent_agents(witnesses, set(kinds))
+    chosen = _link(witnesses, metas, run_ids, inline_ids, main_id, set(kinds) | set(absent), session.warnings)
+    for agent_id in lone_replies:
+        # 2.0.4x warmups may keep only the reply: one assistant line, no "Warmup" prompt, no spawner.
+        if kinds[agent_id] == "subagent" and agent_id not in chosen:
+            kinds[agent_id] = "warmup"
     inputs = spawn_inputs(witnesses)
     agents = {}
     for fact in facts:
@@ -99,21 +109,37 @@ def parse_session(source: SessionInput) -> ParsedSession:
             last_seen_at=fact.last_seen_at,
             spawn_tool_use_id=claim.tool_use_id if claim else None,
         )
+    for agent_id, (spawn, figures) in absent.items():
+        claim = chosen.get(agent_id)
+        spawn_input = inputs.get(claim.tool_use_id or "", {}) if claim else spawn.input
+        agents[agent_id] = Agent(
+            agent_id=agent_id,
+            kind="teammate" if isinstance(spawn_input.get("name"), str) and spawn_input["name"] else "subagent",
+            file=None,
+            parent_agent_id=claim.parent if claim else None,
+            edge_source=claim.source if claim else None,
+            agent_type=text_of(spawn_input.get("subagent_type")),
+            description=text_of(spawn_input.get("description")),
+            first_seen_at=spawn.timestamp,
+            spawn_tool_use_id=claim.tool_use_id if claim else None,
+            has_transcript=False,
+            reported=figures,
+        )
     apply_outcomes(agents, facts, witnesses, main_id)
     session.agents = tree_order(agents, main_id)
     session.edges = edges_of(chosen)
     session.unlinked_agents = sorted(agent_id for agent_id, agent in agents.items() if agent_id != main_id and agent.parent_agent_id is None)
     for agent_id in session.unlinked_agents:
-        if agents[agent_id].kind in ("subagent", "workflow", "teammate"):
+        # Without a main transcript the spawners' evidence is gone: the page says so once, no
+        # warning per agent (issue 13; 2.0.x sessions whose main file is missing or empty).
+        if agents[agent_id].kind in ("subagent", "workflow", "teammate") and source.main_state == "present":
             session.warnings.append(Warning("unlinked_agent", f"no evidence names the spawner of {agent_id}", agent_id))
 
     ranked = [(2 if kinds[fact.agent_id] in REPLAYING_KINDS else 0 if fact.agent_id == main_id else 1, dedupe_file(fact.candidates)) for fact in facts]
     session.usage, _replayed = dedupe_session(ranked)
-    under = Counter(row.agent_id for row in session.usage if row.under_reported)
-    for agent_id, count in sorted(under.items()):
-        session.warnings.append(
-            Warning("output_under_reported", f"{count} request(s) of {agent_id} end on a streaming placeholder output count", agent_id)
-        )
+    # Placeholder output counts fire on most 2.1.38-2.1.114 sessions: a quiet count and an
+    # estimate, never a warning per session (issue 13), never mixed into exact totals.
+    session.under_reported = under_reported_summary(session.usage)
     boundaries = sorted((c for fact in facts for c in fact.compactions), key=lambda c: (c.timestamp or "", c.agent_id))
     session.compactions = pair_compactions(boundaries, agents, facts)
     session.usage = assign_segments(session.usage, session.compactions, main_id)
@@ -263,13 +289,15 @@ def _describe(session: ParsedSession, main: TranscriptFacts, facts: list[Transcr
             session.title = trim_title(title)
             session.title_source = source
             break
-    if main.cwds:
+    # Without a main transcript, the agents' records say where the session ran (issue 13).
+    cwds = main.cwds or next((fact.cwds for fact in facts if fact.cwds), [])
+    if cwds:
         # The most common cwd of the first records: cwd changes inside worktrees (format §1.2).
-        session.cwd = Counter(main.cwds).most_common(1)[0][0]
+        session.cwd = Counter(cwds).most_common(1)[0][0]
     session.git_branch = main.git_branch
     session.prompts = list(main.prompts)
     versions = set().union(*(fact.versions for fact in facts))
-    session.versions = sorted(versions, key=_version_key)
+    session.versions = sorted(versions, key=version_key)
     seen = [fact.first_seen_at for fact in facts if fact.first_seen_at] + [fact.last_seen_at for fact in facts if fact.last_seen_at]
     session.started_at = min(seen) if seen else None
     session.ended_at = max(seen) if seen else None
@@ -282,5 +310,6 @@ def trim_title(text: str) -> str:
     return clip_words(text, TITLE_MAX_CHARS - 1)[0] + "…" if cut else flat
 
 
-def _version_key(version: str) -> tuple[Any, ...]:
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"[.\-+]", version))
+def version_key(version: str) -> tuple[Any, ...]:
+    """Order version strings numerically part by part (2.1.9 before 2.1.10)."""
+    return tuple((0, int(part), "") if part.isascii() and part.isdigit() else (1, 0, part) for part in re.split(r"[.\-+]", version))

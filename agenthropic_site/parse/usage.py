@@ -15,6 +15,9 @@ SYNTHETIC_MODEL = "<synthetic>"
 # content, is a streaming placeholder whose final count was never written (format §3.2, 2.1.38–2.1.114).
 PLACEHOLDER_MAX_OUTPUT = 20
 PLACEHOLDER_MIN_CONTENT_CHARS = 400
+# Characters per token, for the estimate of output a placeholder count left unrecorded.
+CHARS_PER_TOKEN_LOW = 3
+CHARS_PER_TOKEN_HIGH = 5
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Candidate:
     line: int
     content: Any  # kept by reference; measured only when the count looks like a placeholder
     origin_session: str | None = None
+    version: str | None = None
 
 
 def read_tokens(usage: Any) -> Tokens | str:
@@ -99,6 +103,7 @@ def candidate_from(
         line=line,
         content=message.get("content"),
         origin_session=origin,
+        version=text_of(record.get("version")),
     )
 
 
@@ -117,13 +122,21 @@ def content_chars(content: Any) -> int:
 
 
 def dedupe_file(candidates: Iterable[Candidate]) -> list[UsageRow]:
-    """Keep one line per (message.id, requestId): the largest output_tokens, ties to the last line."""
-    kept: dict[tuple[str, str | None] | int, Candidate] = {}
-    lines: dict[tuple[str, str | None] | int, list[Candidate]] = {}
-    for candidate in candidates:
-        # Lines with no message id cannot be grouped: each is its own request (format §3.2).
-        key: tuple[str, str | None] | int = (
-            (candidate.message_id, candidate.request_id) if candidate.message_id is not None else candidate.line
+    """Keep one line per request: the largest output_tokens, ties to the last line.
+
+    A request is its requestId, else its message.id (format §3.2). Keying by requestId first
+    also joins copies whose message.id was replaced by each record's uuid (issue 13); lines of
+    one message.id under two requestIds stay two requests, as (message.id, requestId) keeps them.
+    """
+    kept: dict[tuple[str, str] | int, Candidate] = {}
+    lines: dict[tuple[str, str] | int, list[Candidate]] = {}
+    for position, candidate in enumerate(candidates):
+        # Records with neither id cannot be grouped: each is its own request (format §3.2).
+        # Keyed by position, not line: two records glued on one line share it (issue 13).
+        key: tuple[str, str] | int = (
+            ("request", candidate.request_id) if candidate.request_id is not None
+            else ("message", candidate.message_id) if candidate.message_id is not None
+            else position
         )
         previous = kept.get(key)
         if previous is None or candidate.tokens.output >= previous.tokens.output:
@@ -133,11 +146,10 @@ def dedupe_file(candidates: Iterable[Candidate]) -> list[UsageRow]:
 
 
 def _row(candidate: Candidate, siblings: list[Candidate]) -> UsageRow:
-    under = (
-        candidate.stop_reason is None
-        and candidate.tokens.output < PLACEHOLDER_MAX_OUTPUT
-        and sum(content_chars(line.content) for line in siblings) >= PLACEHOLDER_MIN_CONTENT_CHARS
-    )
+    chars = 0
+    if candidate.stop_reason is None and candidate.tokens.output < PLACEHOLDER_MAX_OUTPUT:
+        chars = sum(content_chars(line.content) for line in siblings)
+    under = chars >= PLACEHOLDER_MIN_CONTENT_CHARS
     return UsageRow(
         agent_id=candidate.agent_id,
         message_id=candidate.message_id,
@@ -150,6 +162,8 @@ def _row(candidate: Candidate, siblings: list[Candidate]) -> UsageRow:
         line=candidate.line,
         under_reported=under,
         origin_session=candidate.origin_session,
+        version=candidate.version if candidate.version and len(candidate.version) <= 40 else None,
+        content_chars=chars if under else 0,
     )
 
 
@@ -177,3 +191,22 @@ def dedupe_session(rows_by_file: list[tuple[int, list[UsageRow]]]) -> tuple[list
                 continue
             kept.append(row)
     return kept, dropped
+
+
+def under_reported_summary(rows: list[UsageRow]) -> dict[str, Any]:
+    """Count requests whose output ends on a placeholder, with a rough range of what went unrecorded.
+
+    The range is an estimate from the length of what the request wrote (about 3 to 5 characters
+    a token for English prose and code); thinking that was not written (empty in 2.1.23x) is
+    not in it. It is shown as an estimate and never added to token totals.
+    """
+    under = [row for row in rows if row.under_reported]
+    recorded = sum(row.tokens.output for row in under)
+    chars = sum(row.content_chars for row in under)
+    return {
+        "requests": len(under),
+        "recorded_output": recorded,
+        "estimate_low": max(chars // CHARS_PER_TOKEN_HIGH - recorded, 0),
+        "estimate_high": max(chars // CHARS_PER_TOKEN_LOW - recorded, 0),
+        "versions": sorted({row.version for row in under if row.version}),
+    }

@@ -10,7 +10,7 @@ import orjson
 
 from agenthropic_site.cost import format_usd
 from agenthropic_site.gather import SiteModel
-from agenthropic_site.views import AgentView, SessionView
+from agenthropic_site.views import AgentView, SessionView, reported_tokens
 from agenthropic_site.parse.model import Tokens
 
 
@@ -24,13 +24,13 @@ def usd(amount: Decimal | None) -> str | None:
     return None if amount is None else format_usd(amount)
 
 
-def models_json(by_model: dict[str, tuple[Tokens, Decimal]]) -> dict[str, Any]:
-    """Return tokens and cost per model id."""
-    return {model: {"tokens": tokens.as_dict(), "cost_usd": usd(cost)} for model, (tokens, cost) in by_model.items()}
+def models_json(by_model: dict[str, tuple[Tokens, Decimal]], excluded: bool = False) -> dict[str, Any]:
+    """Return tokens and cost per model id; an excluded session's costs are null, never 0."""
+    return {model: {"tokens": tokens.as_dict(), "cost_usd": None if excluded else usd(cost)} for model, (tokens, cost) in by_model.items()}
 
 
 def agent_json(agent: AgentView, excluded: bool = False) -> dict[str, Any]:
-    """Return one agent's entry of the session JSON; an excluded session's figures are null, never 0."""
+    """Return one agent's entry of the session JSON; an excluded session's costs are null, never 0, its tokens exact."""
     return {
         "agent_id": agent.agent_id,
         "parent_agent_id": agent.parent_agent_id,
@@ -43,12 +43,22 @@ def agent_json(agent: AgentView, excluded: bool = False) -> dict[str, Any]:
         "notification_status": agent.notification_status,
         "first_seen_at": agent.first_seen_at,
         "last_seen_at": agent.last_seen_at,
-        "requests": None if excluded else agent.requests,
-        "tokens": None if excluded else agent.tokens.as_dict(),
+        "requests": agent.requests,
+        "tokens": agent.tokens.as_dict(),
         "cost_usd": None if excluded else usd(agent.cost),
-        "subtree_tokens": None if excluded else agent.subtree_tokens.as_dict(),
+        "subtree_tokens": agent.subtree_tokens.as_dict(),
         "subtree_cost_usd": None if excluded else usd(agent.subtree_cost),
+        "transcript": agent.has_transcript,
+        "reported": agent.reported,
     }
+
+
+UNDER_REPORTED_KEYS = ("requests", "recorded_output", "estimate_low", "estimate_high")
+
+
+def reported_json(session: SessionView) -> dict[str, int]:
+    """Sum what spawners report of agents without a transcript: shown apart, never in tokens."""
+    return {"agents": sum(1 for agent in session.agents if not agent.has_transcript), "total_tokens": reported_tokens(session)}
 
 
 def session_json(session: SessionView) -> dict[str, Any]:
@@ -66,9 +76,13 @@ def session_json(session: SessionView) -> dict[str, Any]:
         "ended_at": session.ended_at,
         "status": session.status,
         "excluded": {"reason": session.excluded_reason} if excluded else None,
-        "tokens": None if excluded else session.tokens.as_dict(),
+        "main_transcript": session.main_state,
+        "tokens": session.tokens.as_dict(),
         "cost_usd": usd(session.cost),
-        "by_model": models_json(session.by_model),
+        "by_model": models_json(session.by_model, excluded),
+        "reported_not_counted": reported_json(session),
+        "output_under_reported": {key: session.under_reported.get(key, 0) for key in UNDER_REPORTED_KEYS},
+        "copies_counted_in": session.copies_counted_in,
         "agents": [agent_json(agent, excluded) for agent in session.agents],
         "edges": [{"parent": e["parent"], "child": e["child"], "source": e["source"]} for e in session.edges],
         "unlinked_agents": session.unlinked_agents,
@@ -124,7 +138,7 @@ def index_json(model: SiteModel) -> dict[str, Any]:
                 "title": session.title,
                 "status": session.status,
                 "started_at": session.started_at,
-                "tokens": None if session.excluded_reason else session.tokens.as_dict(),
+                "tokens": session.tokens.as_dict(),
                 "cost_usd": usd(session.cost),
                 "excluded": {"reason": session.excluded_reason} if session.excluded_reason else None,
             }
@@ -134,8 +148,10 @@ def index_json(model: SiteModel) -> dict[str, Any]:
             "tokens": model.tokens.as_dict(),
             "cost_usd": usd(model.cost),
             "cost_lower_bound": model.lower_bound,
+            "cost_unknown": model.unknown_spend,
             "cost_by_category": {name: usd(cost) for name, cost in model.cost_by_category.items()},
             "by_model": models_json(model.by_model),
+            "reported_not_counted": {"agents": model.reported_agents, "total_tokens": model.reported_tokens},
         },
         "cost_by_day": {day: usd(cost) for day, cost in model.cost_by_day.items()},
         "report": report_json(model),
@@ -146,7 +162,7 @@ def report_json(model: SiteModel) -> dict[str, Any]:
     """Return the build report: skips by reason, failures, unpriced models, collisions."""
     return {
         "skip_counts": dict(sorted(Counter(skip.reason for skip in model.skips).items())),
-        "skipped": [{"path": skip.path, "reason": skip.reason, "detail": skip.detail} for skip in model.skips],
+        "skipped": [{"path": skip.path, "reason": skip.reason, "detail": skip.detail, "bytes": skip.size} for skip in model.skips],
         "failed_sessions": [
             {"session_id": f.session_id, "project": f.project, "reason": f.reason, "consecutive_failures": f.consecutive,
              "quarantined": f.quarantined}
@@ -156,6 +172,7 @@ def report_json(model: SiteModel) -> dict[str, Any]:
         "collisions": model.collisions,
         "unlisted_projects": model.unlisted,
         "uncounted_transcripts": model.uncounted_files,
+        "output_under_reported": model.under_reported,
         "hook_events": model.hook_events,
         "hook_spool_bad_lines": model.spool_bad_lines,
         "redactions": model.redactions,

@@ -18,7 +18,7 @@ from agenthropic_site.cache import Cache
 from agenthropic_site.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.stored_views import VIEW_BATCH
-from agenthropic_site.views import SessionSummary, SessionView
+from agenthropic_site.views import AgentView, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
@@ -48,6 +48,14 @@ class RenderStats:
 
     graphviz_missing: bool = False
     rendered: int = 0  # outputs produced from templates or data this build (written or not)
+
+
+def _node_label(agent: AgentView, excluded: bool) -> str:
+    """Say what a graph node shows: type, status and subtree cost (tokens where no cost is known)."""
+    if not agent.has_transcript:
+        return f"{agent.agent_type or agent.kind}\n{agent.status} · transcript not in the corpus"
+    figure = f"{agent.subtree_tokens.total:,} tokens" if excluded else usd(agent.subtree_cost)
+    return f"{agent.agent_type or agent.kind}\n{agent.status} · {figure}"
 
 
 def usd(amount: Decimal | None) -> str:
@@ -139,8 +147,8 @@ class Renderer:
         self.site_digest = _digest(
             code_identity().encode(),
             theme_digest(self.dirs),
-            # Every page shows the lower-bound banner with these counts; graphs need `dot`.
-            f"{model.lower_bound}|{len(model.unpriced_models)}|{len(model.failures)}|{model.uncounted_files}|"
+            # Every page shows the lower-bound banner with what it names; graphs need `dot`.
+            f"{model.lower_bound}|{model.unknown_spend}|"
             f"{shutil.which('dot') is not None}|redact={redact}".encode(),
         )
         # With --redact, every text the model shows is masked here, and each session's view and
@@ -276,7 +284,8 @@ class Renderer:
             summary = self.model.sessions[sid]
             inputs = self._session_inputs(summary)
             outputs = [f"data/sessions/{sid}.json", f"sessions/{sid}/index.html"]
-            outputs += [f"sessions/{sid}/agents/{agent_id}.html" for agent_id in summary.agent_ids if agent_id != sid]
+            # An agent known only from its spawner's result has no transcript and no page.
+            outputs += [f"sessions/{sid}/agents/{agent_id}.html" for agent_id in summary.agent_ids if agent_id != sid and agent_id not in summary.absent_agents]
             # Set only with --redact when this session's masks are not known yet: then its view and
             # every transcript of it are masked and counted, whether a page is rendered or not.
             masks = self._session_masks(sid)
@@ -303,8 +312,8 @@ class Renderer:
         project = self.project_of[session.project]
         if f"data/sessions/{sid}.json" in pending:
             self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
-        spawned = {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id")}
         agents = session.agent_map
+        spawned = {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id") and agents[edge["child"]].has_transcript}
         rel = f"sessions/{sid}/index.html"
         if rel in pending:
             self.page(
@@ -322,7 +331,7 @@ class Renderer:
             self.transcript(sid, sid, masks)
         for agent in session.agents:
             rel = f"sessions/{sid}/agents/{agent.agent_id}.html"
-            if agent.agent_id == sid:
+            if agent.agent_id == sid or not agent.has_transcript:
                 continue
             if rel not in pending:
                 if masks is not None:
@@ -346,15 +355,15 @@ class Renderer:
 
     def _dot(self, session: SessionView) -> str | None:
         """Return the DOT source of a session's agent tree, or None when there is no tree to draw."""
-        if session.excluded_reason or len(session.agents) < 2:
+        if len(session.agents) < 2:
             return None
         on_path = set(session.critical_path) if len(session.critical_path) > 1 else set()
         nodes = [
             DrawNode(
                 agent_id=agent.agent_id,
-                label=f"{agent.agent_type or agent.kind}\n{agent.status} · {usd(agent.subtree_cost)}",
+                label=_node_label(agent, session.excluded_reason is not None),
                 status=agent.status,
-                href="index.html" if agent.agent_id == session.session_id else f"agents/{agent.agent_id}.html",
+                href="index.html" if agent.agent_id == session.session_id else f"agents/{agent.agent_id}.html" if agent.has_transcript else "#",
                 critical=agent.agent_id in on_path,
             )
             for agent in session.agents
