@@ -10,16 +10,19 @@ import time
 from pathlib import Path
 
 from agenthropic_site.cache import Cache
-from conftest import DEMO_CORPUS, DEMO_NOW, build, tree_bytes
+from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build, tree_bytes
+from fixtures.pricing import priced
 
-NIMBUS_PRICES = {"families": {"claude-nimbus": {"models": ["claude-nimbus-9"], "periods": [
-    {"from": "2025-01-01", "input": "2", "output": "10", "cache_write_5m": "2.5", "cache_write_1h": "4", "cache_read": "0.2"}]}}}
+# A price for every model of the demo that has none (claude-nimbus-9, ...), from the generator's ground truth.
+UNPRICED = sorted({m for p in DEMO_EXPECTED.glob("*-*-*-*-*.json") for m in json.loads(p.read_text())["by_model"] if not priced(m)})
+NIMBUS_PRICES = {"families": {m: {"models": [m], "periods": [
+    {"from": "2025-01-01", "input": "2", "output": "10", "cache_write_5m": "2.5", "cache_write_1h": "4", "cache_read": "0.2"}]} for m in UNPRICED}}
 
 
 def test_a_pricing_file_unblocks_an_excluded_session_incrementally(tmp_path: Path) -> None:
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps(NIMBUS_PRICES))
-    assert build(DEMO_CORPUS, tmp_path / "inc", tmp_path / "cache") == 1  # the demo has one unpriced model
+    assert build(DEMO_CORPUS, tmp_path / "inc", tmp_path / "cache") == 1  # the demo has unpriced models
     assert build(DEMO_CORPUS, tmp_path / "inc", tmp_path / "cache", "--pricing", str(prices)) == 0
     assert build(DEMO_CORPUS, tmp_path / "cold", tmp_path / "cold-cache", "--pricing", str(prices)) == 0
     assert tree_bytes(tmp_path / "inc") == tree_bytes(tmp_path / "cold")
