@@ -3,7 +3,7 @@
 Usage: python bench/compare_ccusage.py [--corpus DIR ...] [--ccusage-version V] [--markdown] [--json FILE]
 
 Default corpora: the demo corpus `fixtures/corpus` and, when AGENTHROPIC_SHARED_DIR is set,
-`$AGENTHROPIC_SHARED_DIR/corpora/claude-code-log-real`.
+every folder of `$AGENTHROPIC_SHARED_DIR/corpora`.
 
 For each corpus the script
 1. installs ccusage with npm into bench/.work/ccusage/ if it is not there (and prints its version);
@@ -16,7 +16,13 @@ For each corpus the script
 5. re-derives, from the JSONL with the standard library only, which requests each tool counts and
    in which session, under each tool's rules (ccusage's were measured on 20.0.24 with small
    synthetic corpora, see docs/cost.md); checks that this reproduces both tools' per-session
-   figures; and splits every per-session difference into the rules that cause it.
+   figures; and splits every per-session difference into the rules that cause it, in dollars and
+   in tokens;
+6. compares the global token totals of both tools, category by category.
+
+Exit code: 0 when every difference, per session and in the global token totals, is explained
+by a rule below; 1 when the re-derivation does not reproduce a tool's figures or a difference
+is left unexplained (or falls under "other").
 
 The script only reads the corpus; everything it writes goes to a temporary folder (or, for the
 npm install, to bench/.work/). Stdlib only.
@@ -62,23 +68,29 @@ RULES = {
         "session"
     ),
     "orphan-agent-file": (
-        "agent file whose session has no main transcript in its project folder (missing or 0 "
-        "bytes): ccusage counts it; we skip the file (non-artifact, listed in report.skipped)"
+        "flat agent-<id>.jsonl file of a session whose main transcript is 0 bytes or absent: "
+        "ccusage reports it as its own session 'agent-<id>'; we build the session named inside it "
+        "from its agent files"
     ),
     "replay-ownership": (
         "request replayed in another session (resume/fork copy): ccusage counts it in the first "
         "file by path; we in the session that owns it"
     ),
+    "request-id-copy": (
+        "request copied into another session under a replaced message.id (same requestId): "
+        "ccusage keys on message.id + requestId and counts every copy; we count the request once, "
+        "in the session that owns it"
+    ),
     "duplicate-session": (
-        "same session id in two project folders: ccusage reports both; we keep the first folder "
-        "only"
+        "same session id with a main transcript in two project folders: ccusage reports both; we "
+        "keep the first folder only"
     ),
     "skipped-file": (
         "file we do not read as a transcript (see report.skipped): ccusage counts its usage lines"
     ),
     "halt-gate": (
         "session we leave unpriced (unknown model / fast mode without a price): ccusage prices "
-        "it, $0 for unknown models"
+        "it, $0 for unknown models (both count its tokens)"
     ),
     "long-context-tier": (
         "request past 200k tokens: ccusage charges the higher rate only on the tokens beyond "
@@ -104,8 +116,12 @@ RULES = {
         "same message.id under another requestId, neither copy a sidechain: ccusage counts both; "
         "we count a message.id once across the files of a session and once across sessions"
     ),
-    "pending-last-line": "unterminated last line: ccusage counts it; we wait until the line is complete",
+    "glued-records": (
+        "two records glued on one line ({...}{...}, an append after an unterminated line): "
+        "ccusage skips the line as invalid JSON; we read both"
+    ),
     "non-assistant-usage": "usage on a line that is not an assistant record: ccusage counts it; we do not",
+    "synthetic-usage": "<synthetic> line with usage: ccusage adds its tokens (at $0); we skip the line",
     "malformed-usage": "usage we reject as malformed (ccusage accepts it)",
     "ccusage-skipped-line": (
         "line ccusage skips (a null in one of its fields, no timestamp, a version that is not "
@@ -129,7 +145,8 @@ def is_count(value: Any) -> bool:
 
 
 def usd(value: Decimal | None, places: int = 4) -> str:
-    return "—" if value is None else f"{value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):.{places}f}"
+    # "+ 0" turns a negative zero (a float sum of ccusage's) into 0.
+    return "—" if value is None else f"{value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP) + 0:.{places}f}"
 
 
 def split_lines(data: bytes) -> tuple[list[bytes], bytes]:
@@ -623,7 +640,8 @@ class OurRow:
     speed: str | None
     origin: str | None
     cost: Decimal | str = Decimal(0)
-    counted: bool = False
+    owned: bool = False  # the session owns the request: its tokens count (even when unpriced)
+    counted: bool = False  # ... and it is priced: its cost counts
 
 
 def instant_of(value: Any) -> str | None:
@@ -663,16 +681,68 @@ def our_read_tokens(usage: Any) -> dict[str, int] | None:
             "cache_write_5m": five, "cache_write_1h": hour}
 
 
-def our_line_status(raw: bytes, session: str) -> tuple[str, dict[str, Any] | None]:
-    """Why our parser counts a complete line or not: ('candidate', fields) or (reason, None)."""
-    if not raw.strip():
-        return "blank", None
+# parse/lines.py: past this many `}{` seams tried, a glued line stays an error.
+OUR_MAX_SEAM_TRIES = 64
+
+
+def our_decode_line(raw: bytes) -> list[Any] | None:
+    """parse/lines.py decode_line: the line's JSON values (several when records were glued), or None."""
     try:
-        record = json.loads(raw)
+        return [json.loads(raw)]
     except ValueError:
-        return "invalid-json", None
-    if not isinstance(record, dict):
-        return "invalid-json", None
+        pass
+    # An append right after an unterminated complete line glues two records: `{...}{...}`.
+    objects: list[Any] = []
+    start = 0
+    seam = raw.find(b"}{")
+    for _ in range(OUR_MAX_SEAM_TRIES):
+        if seam < 0:
+            break
+        try:
+            value = json.loads(raw[start : seam + 1])
+        except ValueError:
+            seam = raw.find(b"}{", seam + 1)
+            continue
+        objects.append(value)
+        start = seam + 1
+        seam = raw.find(b"}{", start)
+    if not objects:
+        return None
+    try:
+        value = json.loads(raw[start:])
+    except ValueError:
+        return None
+    return objects + [value] if isinstance(value, dict) else None
+
+
+def our_decode_file(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], dict[int, str]]:
+    """parse/lines.py decode_jsonl: the records (line number, object) and why other lines give none.
+
+    Split on b"\\n" only. The piece after the last newline is a record when it decodes (issue 13:
+    finished transcripts often lack the final newline); only one that does not is pending.
+    """
+    pieces = data.split(b"\n")
+    records: list[tuple[int, dict[str, Any]]] = []
+    status: dict[int, str] = {}
+    for number, raw in enumerate(pieces, start=1):
+        if not raw.strip():
+            continue
+        values = our_decode_line(raw)
+        if values is None:
+            status[number] = "pending" if number == len(pieces) else "invalid-json"
+            continue
+        if len(values) > 1:
+            status[number] = "glued"
+        for value in values:
+            if isinstance(value, dict):
+                records.append((number, value))
+            else:
+                status[number] = "invalid-json"
+    return records, status
+
+
+def our_record_status(record: dict[str, Any], session: str) -> tuple[str, dict[str, Any] | None]:
+    """Why our parser counts a record or not: ('candidate', fields) or (reason, None)."""
     if record.get("type") != "assistant":
         return "not-assistant", None
     message = record.get("message") if isinstance(record.get("message"), dict) else {}
@@ -698,7 +768,6 @@ def our_line_status(raw: bytes, session: str) -> tuple[str, dict[str, Any] | Non
         "request_id": record.get("requestId") if isinstance(record.get("requestId"), str) else None,
         "model": model, "tokens": tokens, "at": instant_of(record.get("timestamp")),
         "speed": speed if isinstance(speed, str) else None, "origin": origin,
-        "sidechain": record.get("isSidechain") is True, "uuid": record.get("uuid"), "parent": record.get("parentUuid"),
     }
 
 
@@ -728,10 +797,11 @@ def split_inline(records: list[tuple[int, dict[str, Any]]]) -> tuple[list[tuple[
 
 
 def dedupe_file(rows: list[OurRow]) -> list[OurRow]:
-    """Most output_tokens per (message.id, requestId), ties to the last line."""
+    """Most output_tokens per request (requestId, else message.id), ties to the last; neither: each record alone."""
     kept: dict[Any, OurRow] = {}
-    for row in rows:
-        key = (row.message_id, row.request_id) if row.message_id is not None else ("line", row.line)
+    for position, row in enumerate(rows):
+        # By position, not line: two records glued on one line share the line number.
+        key = ("request", row.request_id) if row.request_id is not None else ("message", row.message_id) if row.message_id is not None else ("record", position)
         if key not in kept or row.tokens["output"] >= kept[key].tokens["output"]:
             kept[key] = row
     return list(kept.values())
@@ -743,9 +813,10 @@ class OurSession:
     project: str
     cost: Decimal | None
     excluded: str | None
-    tokens: dict[str, int]
+    tokens: dict[str, int] | None
     main_ended_at: str | None
     kinds: dict[str, str]
+    main_state: str  # present | empty | absent (data/sessions/<sid>.json main_transcript)
     files: list[str] = field(default_factory=list)
 
 
@@ -762,40 +833,58 @@ def load_our_output(out: Path) -> tuple[dict[str, OurSession], dict[str, Any], d
             excluded=(excluded or {}).get("reason") if isinstance(excluded, dict) else excluded,
             tokens=data["tokens"], main_ended_at=main["last_seen_at"] if main else None,
             kinds={a["agent_id"]: a["kind"] for a in data["agents"]},
+            main_state=data.get("main_transcript", "present"),
         )
     skipped = {item["path"]: (item["reason"], item.get("detail") or "") for item in index["report"]["skipped"]}
     return sessions, index, skipped
 
 
+def _sniff_session(path: Path) -> str | None:
+    """corpus/sniff.py: the first sessionId among the records of the first 64 KiB.
+
+    Only used for files the build did not skip, so reading a complete last line too (a record
+    since issue 13) cannot name a session the build did not.
+    """
+    data = path.read_bytes()
+    pieces = data[: 64 * 1024].split(b"\n")
+    if len(data) > 64 * 1024:
+        pieces.pop()  # cut at the limit: not a record
+    for raw in pieces:
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("sessionId"), str) and record["sessionId"]:
+            return record["sessionId"]
+    return None
+
+
 def our_session_files(root: Path, sessions: dict[str, OurSession], skipped: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """Map each transcript we read to (session id, agent id), as corpus/walk.py assigned it."""
+    """Map each transcript we read to (session id, agent id), as corpus/walk.py assigned it.
+
+    A session is its main transcript when there is one (it may be 0 bytes or absent, issue 13),
+    the agent files of `<sid>/` and the flat agent files naming it. A file of another folder's
+    copy of the session is in report.skipped (duplicate-session); every other one joins it.
+    """
     owner: dict[str, tuple[str, str]] = {}
     for session in sessions.values():
         main = f"{session.project}/{session.session_id}.jsonl"
-        owner[main] = (session.session_id, session.session_id)
-        companion = root / session.project / session.session_id
-        for base, _dirs, names in os.walk(companion):
-            for name in names:
-                rel = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")
-                if name.startswith("agent-") and name.endswith(".jsonl") and rel not in skipped:
-                    owner[rel] = (session.session_id, name[len("agent-"):-len(".jsonl")])
+        if session.main_state != "absent":
+            owner[main] = (session.session_id, session.session_id)
     for rel in cc_files(root):
         parts = rel.split("/")
-        if len(parts) != 2 or not parts[1].startswith("agent-") or rel in skipped:
+        name = parts[-1]
+        if rel in skipped or not name.startswith("agent-"):
             continue
-        agent_id = parts[1][len("agent-"):-len(".jsonl")]
-        # corpus/sniff.py: the first sessionId in the first 64 KiB names the session.
-        head = (root / rel).read_bytes()[: 64 * 1024]
-        for raw in head.split(b"\n")[:-1]:
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and isinstance(record.get("sessionId"), str) and record["sessionId"]:
-                sid = record["sessionId"]
-                if sid in sessions and sessions[sid].project == parts[0]:
-                    owner[rel] = (sid, agent_id)
-                break
+        agent_id = name[len("agent-"):-len(".jsonl")]
+        if len(parts) == 2:
+            sid = _sniff_session(root / rel)
+        elif parts[2:3] == ["subagents"] and (len(parts) == 4 or (len(parts) == 6 and parts[3] == "workflows")):
+            sid = parts[1]  # <sid>/subagents/agent-*.jsonl, <sid>/subagents/workflows/<run>/agent-*.jsonl
+        else:
+            continue
+        if sid in sessions:
+            owner[rel] = (sid, agent_id)
     return owner
 
 
@@ -811,36 +900,30 @@ def our_rows(root: Path, sessions: dict[str, OurSession], owner: dict[str, tuple
         facts: list[tuple[int, list[OurRow]]] = []
         main_rel = f"{session.project}/{sid}.jsonl"
         agents = sorted((rel, agent_id) for rel, agent_id in files if rel != main_rel)
+        mains = [(main_rel, sid)] if (main_rel, sid) in files else []
         seen_agents = {sid}
-        for rel, agent_id in [(main_rel, sid), *agents]:
+        for rel, agent_id in [*mains, *agents]:
             if agent_id in seen_agents and rel != main_rel:
                 continue  # a repeated agent id: ignored (parse_session, duplicate_agent_file)
             seen_agents.add(agent_id)
             session.files.append(rel)
-            lines, tail = split_lines((root / rel).read_bytes())
-            if tail.strip():
-                status[(rel, len(lines) + 1)] = "pending"
-            records: list[tuple[int, dict[str, Any]]] = []
-            candidates: dict[int, dict[str, Any]] = {}
-            for number, raw in enumerate(lines, start=1):
-                why, fields = our_line_status(raw, sid)
-                status[(rel, number)] = why
-                try:
-                    value = json.loads(raw) if raw.strip() else None
-                except ValueError:
-                    value = None
-                if isinstance(value, dict):
-                    records.append((number, value))
+            records, why_not = our_decode_file((root / rel).read_bytes())
+            for number, reason in why_not.items():
+                status[(rel, number)] = reason
+            fields_of: dict[int, dict[str, Any]] = {}
+            for number, record in records:
+                why, fields = our_record_status(record, sid)
+                status.setdefault((rel, number), why)
                 if fields is not None:
-                    candidates[number] = fields
+                    fields_of[id(record)] = fields
             if rel == main_rel:
                 main_records, inline = split_inline(records)
                 groups = [(0, main_records)] + [(1, group) for group in inline]
             else:
                 groups = [(2 if session.kinds.get(agent_id) in REPLAYING_KINDS else 1, records)]
             for rank, group in groups:
-                found = [OurRow(sid, rel, n, **{k: candidates[n][k] for k in ("message_id", "request_id", "model", "tokens", "at", "speed", "origin")})
-                         for n, _ in group if n in candidates]
+                found = [OurRow(sid, rel, n, **{k: fields_of[id(r)][k] for k in ("message_id", "request_id", "model", "tokens", "at", "speed", "origin")})
+                         for n, r in group if id(r) in fields_of]
                 facts.append((rank, dedupe_file(found)))
         # dedupe_session: a message id counts once per session, lowest (rank, file position) first.
         best: dict[str, tuple[int, int]] = {}
@@ -857,39 +940,98 @@ def our_rows(root: Path, sessions: dict[str, OurSession], owner: dict[str, tuple
     return rows, status
 
 
+def _request_keys(row: OurRow) -> list[str]:
+    return [key for key in ("m:" + (row.message_id or ""), "r:" + (row.request_id or "")) if len(key) > 2]
+
+
 def our_ownership(rows: list[OurRow], sessions: dict[str, OurSession]) -> dict[str, str]:
-    """gather.py _ownership: the session a replayed message id belongs to."""
+    """views.py _ownership: the owner of each request key ("m:" message id, "r:" requestId) several sessions hold.
+
+    Rows sharing a message id or a requestId are one request (a copy may keep the requestId and
+    replace the message id, issue 13), transitively.
+    """
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for row in rows:
+        keys = _request_keys(row)
+        for key in keys[1:]:
+            parent[find(key)] = find(keys[0])
     holders: dict[str, set[str]] = defaultdict(set)
     named: dict[str, set[str]] = defaultdict(set)
     for row in rows:
-        if row.message_id is not None:
-            holders[row.message_id].add(row.session)
+        keys = _request_keys(row)
+        if keys:
+            group = find(keys[0])
+            holders[group].add(row.session)
             if row.origin:
-                named[row.message_id].add(row.origin)
-    owners = {}
-    for message_id, ids in holders.items():
+                named[group].add(row.origin)
+    owner_of_group = {}
+    for group, ids in holders.items():
         if len(ids) > 1:
-            marked = ids & named.get(message_id, set())
-            owners[message_id] = min(marked or ids, key=lambda sid: (sessions[sid].main_ended_at or "~", sid))
-    return owners
+            marked = ids & named.get(group, set())
+            owner_of_group[group] = min(marked or ids, key=lambda sid: (sessions[sid].main_ended_at or "~", sid))
+    return {key: owner_of_group[find(key)] for key in list(parent) if find(key) in owner_of_group}
 
 
 def price_ours(rows: list[OurRow], sessions: dict[str, OurSession], prices: OurPrices) -> dict[str, str | None]:
-    """Price every row; a session with an unpriceable row is excluded whole; then apply ownership."""
-    excluded: dict[str, str | None] = {sid: None for sid in sessions}
-    for row in rows:
-        row.cost = prices.cost(row.model, row.tokens, row.at, row.speed)
-        if isinstance(row.cost, str) and excluded[row.session] is None:
-            excluded[row.session] = row.cost
+    """Apply ownership, price every row; a session that owns an unpriceable row is excluded whole.
+
+    An excluded session's tokens still count (issue 13): only its cost is unknown.
+    """
     owners = our_ownership(rows, sessions)
+    excluded: dict[str, str | None] = {sid: None for sid in sessions}
+    problems: dict[str, set[str]] = defaultdict(set)
     for row in rows:
-        owned = row.message_id is None or owners.get(row.message_id, row.session) == row.session
-        row.counted = owned and excluded[row.session] is None
+        holder = next((owners[key] for key in _request_keys(row) if key in owners), row.session)
+        row.owned = holder == row.session
+        row.cost = prices.cost(row.model, row.tokens, row.at, row.speed)
+        if row.owned and isinstance(row.cost, str):
+            problems[row.session].add(row.cost)
+    for sid, found in problems.items():
+        excluded[sid] = "; ".join(sorted(found))
+    for row in rows:
+        row.counted = row.owned and excluded[row.session] is None
     return excluded
 
 
 # ---------------------------------------------------------------------------------------------
 # joining the two views and explaining the differences
+
+# ccusage reports one cache-write figure: ours are compared as input/output/cache read/cache write.
+TOKEN_COLUMNS = ("input", "output", "cache read", "cache write")
+Quad = tuple[int, int, int, int]
+ZERO4: Quad = (0, 0, 0, 0)
+UNEXPLAINED_USD = Decimal("1e-6")  # a per-session residual above this is not float noise
+
+
+def four(tokens: dict[str, int] | None) -> Quad:
+    """Our five categories as ccusage's four (both cache writes in one)."""
+    if not tokens:
+        return ZERO4
+    return (tokens["input"], tokens["output"], tokens["cache_read"], tokens["cache_write_5m"] + tokens["cache_write_1h"])
+
+
+def cc_four(item: dict[str, Any]) -> Quad:
+    return (int(item.get("inputTokens", 0)), int(item.get("outputTokens", 0)), int(item.get("cacheReadTokens", 0)),
+            int(item.get("cacheCreationTokens", 0)))
+
+
+def plus(a: Quad, b: Quad) -> Quad:
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3])
+
+
+def minus(a: Quad, b: Quad) -> Quad:
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3])
+
+
+def quad_text(values: Quad, signed: bool = False) -> str:
+    return "/".join(f"{v:+d}" if signed else str(v) for v in values)
 
 
 @dataclass
@@ -900,6 +1042,7 @@ class TableRow:
     cc: dict[str, Any] | None = None
     note: str = ""
     effects: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    token_effects: dict[str, Quad] = field(default_factory=lambda: defaultdict(lambda: ZERO4))
     requests: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     @property
@@ -914,6 +1057,30 @@ class TableRow:
     def diff(self) -> Decimal:
         return self.our_cost - self.cc_cost
 
+    @property
+    def token_diff(self) -> Quad:
+        return minus(four(self.ours.tokens) if self.ours else ZERO4, cc_four(self.cc) if self.cc else ZERO4)
+
+    def rules(self) -> list[str]:
+        """The rules with an effect on this row, in report order."""
+        return [rule for rule in RULES if abs(self.effects.get(rule, Decimal(0))) >= NOISE or self.token_effects.get(rule, ZERO4) != ZERO4]
+
+    @property
+    def cost_residual(self) -> Decimal:
+        return self.diff - sum(self.effects.values(), Decimal(0))
+
+    @property
+    def token_residual(self) -> Quad:
+        explained = ZERO4
+        for value in self.token_effects.values():
+            explained = plus(explained, value)
+        return minus(self.token_diff, explained)
+
+    @property
+    def unexplained(self) -> bool:
+        """A difference no documented rule accounts for (a residual, or the catch-all rule)."""
+        return abs(self.cost_residual) >= UNEXPLAINED_USD or self.token_residual != ZERO4 or "other" in self.rules()
+
 
 @dataclass
 class Comparison:
@@ -925,11 +1092,33 @@ class Comparison:
     our_total: Decimal
     cc_total: Decimal
     our_tokens: dict[str, int]
-    cc_tokens: dict[str, int]
+    cc_tokens: Quad
     checks: list[str]
     rule_totals: dict[str, Decimal]
+    rule_tokens: dict[str, Quad]
     rule_sessions: dict[str, set[str]]
     rule_requests: dict[str, int]
+
+    @property
+    def token_diff(self) -> Quad:
+        return minus(four(self.our_tokens), self.cc_tokens)
+
+    @property
+    def token_residual(self) -> Quad:
+        explained = ZERO4
+        for value in self.rule_tokens.values():
+            explained = plus(explained, value)
+        return minus(self.token_diff, explained)
+
+    def problems(self) -> list[str]:
+        """Why this corpus makes the exit code 1 (empty: every difference is explained)."""
+        found = [f"re-derivation: {check}" for check in self.checks]
+        if self.token_residual != ZERO4:
+            found.append(f"global tokens differ by {quad_text(self.token_diff, True)}, rules explain {quad_text(minus(self.token_diff, self.token_residual), True)}")
+        if "other" in self.rule_totals or "other" in self.rule_tokens:
+            found.append("a difference falls under no documented rule ('other')")
+        found += [f"session row {row.key}: difference not explained by a rule" for row in self.rows if row.unexplained]
+        return found
 
 
 def _pricing_rule(model: str, tokens: dict[str, int], speed: str | None, at: str | None, prices: OurPrices, rates: CcRates | None) -> str:
@@ -971,22 +1160,24 @@ def compare(corpus: Path, ccusage_version: str, command: list[str], keep: bool) 
         prices = OurPrices(PRICING_JSON)
         excluded = price_ours(rows, sessions, prices)
 
-        checks = _check(cc_report, kept, sessions, rows, excluded)
+        checks = _check(cc_report, kept, sessions, index, rows, excluded)
         table = _explain(cc_report, kept, cc_skipped, sessions, rows, owner, skipped, line_status, prices, rates)
         our_total = Decimal(index["totals"]["cost_usd"])
-        cc_total = dec(cc_report.get("totals", {}).get("totalCost", 0))
-        cc_tokens = {k: int(cc_report.get("totals", {}).get(k, 0)) for k in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")}
+        totals = cc_report.get("totals", {})
+        cc_total = dec(totals.get("totalCost", 0))
         rule_totals: dict[str, Decimal] = defaultdict(Decimal)
+        rule_tokens: dict[str, Quad] = defaultdict(lambda: ZERO4)
         rule_sessions: dict[str, set[str]] = defaultdict(set)
         rule_requests: dict[str, int] = defaultdict(int)
         for row in table:
-            for rule, amount in row.effects.items():
-                if abs(amount) >= NOISE:
-                    rule_totals[rule] += amount
-                    rule_sessions[rule].add(row.key)
-                    rule_requests[rule] += row.requests[rule]
+            for rule in row.rules():
+                rule_totals[rule] += row.effects.get(rule, Decimal(0))
+                rule_tokens[rule] = plus(rule_tokens[rule], row.token_effects.get(rule, ZERO4))
+                rule_sessions[rule].add(row.key)
+                rule_requests[rule] += row.requests[rule]
         return Comparison(str(corpus), ccusage_version, command, built.returncode, table, our_total, cc_total,
-                          index["totals"]["tokens"], cc_tokens, checks, dict(rule_totals), dict(rule_sessions), dict(rule_requests))
+                          index["totals"]["tokens"], cc_four(totals), checks, dict(rule_totals), dict(rule_tokens),
+                          dict(rule_sessions), dict(rule_requests))
     finally:
         if keep:
             print(f"  kept {tmp}")
@@ -1002,25 +1193,43 @@ def _our_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "agenthropic_site"]
 
 
-def _check(cc_report: dict[str, Any], kept: list[CcEntry], sessions: dict[str, OurSession], rows: list[OurRow], excluded: dict[str, str | None]) -> list[str]:
-    """Do the re-derived rules reproduce both tools' per-session figures?"""
+def _check(cc_report: dict[str, Any], kept: list[CcEntry], sessions: dict[str, OurSession], index: dict[str, Any], rows: list[OurRow],
+           excluded: dict[str, str | None]) -> list[str]:
+    """Do the re-derived rules reproduce both tools' per-session figures, dollars and tokens?"""
     problems = []
     simulated: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+    simulated_tokens: dict[tuple[str, str], Quad] = defaultdict(lambda: ZERO4)
     for entry in kept:
         simulated[entry.session] += entry.cost
-    reported = {(s["projectPath"], s["sessionId"]): dec(s["totalCost"]) for s in cc_report.get("sessions", [])}
+        simulated_tokens[entry.session] = plus(simulated_tokens[entry.session], four(entry.tokens))
+    reported = {(s["projectPath"], s["sessionId"]): s for s in cc_report.get("sessions", [])}
     for key in sorted(set(simulated) | set(reported)):
-        if abs(simulated.get(key, Decimal(0)) - reported.get(key, Decimal(0))) > Decimal("1e-8"):
-            problems.append(f"ccusage rules re-derived here give {usd(simulated.get(key), 8)} for {key[1]} ({key[0]}), ccusage says {usd(reported.get(key), 8)}")
+        cost = dec(reported[key]["totalCost"]) if key in reported else Decimal(0)
+        if abs(simulated.get(key, Decimal(0)) - cost) > Decimal("1e-8"):
+            problems.append(f"ccusage rules re-derived here give {usd(simulated.get(key), 8)} for {key[1]} ({key[0]}), ccusage says {usd(cost, 8)}")
+        tokens = cc_four(reported[key]) if key in reported else ZERO4
+        if simulated_tokens.get(key, ZERO4) != tokens:
+            problems.append(f"ccusage rules re-derived here give tokens {quad_text(simulated_tokens.get(key, ZERO4))} for {key[1]} ({key[0]}), ccusage says {quad_text(tokens)}")
     ours: dict[str, Decimal] = defaultdict(Decimal)
+    our_tokens: dict[str, Quad] = defaultdict(lambda: ZERO4)
     for row in rows:
         if row.counted and isinstance(row.cost, Decimal):
             ours[row.session] += row.cost
+        if row.owned:
+            our_tokens[row.session] = plus(our_tokens[row.session], four(row.tokens))
+    total = ZERO4
     for sid, session in sessions.items():
         if (excluded[sid] is None) != (session.excluded is None):
             problems.append(f"our rules re-derived here {'exclude' if excluded[sid] else 'price'} {sid}, the build {'excludes' if session.excluded else 'prices'} it")
         elif session.cost is not None and ours[sid].quantize(Decimal("1e-10")) != session.cost:
             problems.append(f"our rules re-derived here give {ours[sid]} for {sid}, the build says {session.cost}")
+        if session.tokens is None:
+            problems.append(f"the build gives no token counts for {sid}")
+        elif our_tokens.get(sid, ZERO4) != four(session.tokens):
+            problems.append(f"our rules re-derived here give tokens {quad_text(our_tokens.get(sid, ZERO4))} for {sid}, the build says {quad_text(four(session.tokens))}")
+        total = plus(total, four(session.tokens))
+    if total != four(index["totals"]["tokens"]):
+        problems.append(f"the build's totals.tokens {quad_text(four(index['totals']['tokens']))} are not the sum of its sessions {quad_text(total)}")
     return problems
 
 
@@ -1049,32 +1258,33 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
             table.setdefault(key, TableRow(key, entry.session[0]))
         return key
 
-    def add(row: str, rule: str, amount: Decimal, count: bool = True) -> None:
+    def add(row: str, rule: str, amount: Decimal, tokens: Quad = ZERO4, count: bool = True) -> None:
+        """Record that `rule` makes ours − ccusage on `row` differ by `amount` dollars and `tokens`."""
         table[row].effects[rule] += amount
+        table[row].token_effects[rule] = plus(table[row].token_effects[rule], tokens)
         table[row].requests[rule] += 1 if count else 0
 
-    def attribution_rule(entry: CcEntry) -> str:
+    def attribution_rule(entry: CcEntry, mine: OurRow) -> str:
         parts = entry.file.split("/")
         if len(parts) == 2 and parts[1].startswith("agent-"):
-            return "flat-agent-file"
+            # Since issue 13 a session whose main transcript is empty or gone is built from its agent files.
+            return "orphan-agent-file" if sessions[mine.session].main_state != "present" else "flat-agent-file"
         if "workflows" in parts[:-1]:
             return "workflow-folder"
         return "replay-ownership"
 
     def why_not_ours(entry: CcEntry, group: list[OurRow]) -> str:
         if entry.file not in owner:
-            reason, detail = skipped.get(entry.file, ("", ""))
-            if reason == "duplicate-session":
-                return "duplicate-session"
-            if "flat agent file" in detail or "without its main transcript" in detail:
-                return "orphan-agent-file"
-            return "skipped-file"
+            reason, _detail = skipped.get(entry.file, ("", ""))
+            return "duplicate-session" if reason == "duplicate-session" else "skipped-file"
         if group:
-            if any(r.counted for r in group):
+            if any(r.owned for r in group):
                 return "sidechain-replay" if entry.sidechain else "id-replay-new-request"
-            return "halt-gate"
+            # Every copy of this message id is owned elsewhere, so under another message id: one
+            # request (same requestId), copied with its message id replaced.
+            return "request-id-copy"
         status = line_status.get((entry.file, entry.line), "")
-        return {"pending": "pending-last-line", "not-assistant": "non-assistant-usage", "malformed": "malformed-usage"}.get(status, "other")
+        return {"not-assistant": "non-assistant-usage", "malformed": "malformed-usage", "synthetic": "synthetic-usage"}.get(status, "other")
 
     groups_ours: dict[Any, list[OurRow]] = defaultdict(list)
     for row in rows:
@@ -1086,8 +1296,8 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
     for key in sorted(set(groups_ours) | set(groups_cc), key=repr):
         ours_all = groups_ours.get(key, [])
         ccs = list(groups_cc.get(key, []))
-        for mine in (r for r in ours_all if r.counted):
-            assert isinstance(mine.cost, Decimal)
+        for mine in (r for r in ours_all if r.owned):
+            our_cost = mine.cost if mine.counted and isinstance(mine.cost, Decimal) else Decimal(0)
             # Pair our request with ccusage's copy on the same line, else in the same file, else
             # in the same session, else any copy of the same message.
             match = (next((e for e in ccs if (e.file, e.line) == (mine.file, mine.line)), None)
@@ -1096,20 +1306,27 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
                      or (ccs[0] if ccs else None))
             if match is None:
                 why = cc_skipped.get((mine.file, mine.line), "other")
-                add(mine.session, "ccusage-skipped-line" if why in ("null-field", "no-timestamp", "version", "bad-field") else "other", mine.cost)
+                rule = ("ccusage-skipped-line" if why in ("null-field", "no-timestamp", "version", "bad-field")
+                        else "glued-records" if why == "invalid-json" and line_status.get((mine.file, mine.line)) == "glued" else "other")
+                add(mine.session, rule, our_cost, four(mine.tokens))
                 continue
             ccs.remove(match)
             theirs = cc_row(match)
             if theirs != mine.session:
-                rule = attribution_rule(match)
-                add(mine.session, rule, match.cost)
-                add(theirs, rule, -match.cost, count=False)
-            delta = mine.cost - match.cost
+                rule = attribution_rule(match, mine)
+                add(mine.session, rule, match.cost, four(match.tokens))
+                add(theirs, rule, -match.cost, minus(ZERO4, four(match.tokens)), count=False)
+            if mine.tokens != match.tokens:
+                add(mine.session, "dedupe-line-choice", Decimal(0), minus(four(mine.tokens), four(match.tokens)), count=False)
+            if not mine.counted:
+                add(mine.session, "halt-gate", -match.cost)  # its tokens count, its cost does not
+                continue
+            delta = our_cost - match.cost
             if mine.tokens != match.tokens:
                 # Split: the line ccusage kept, at our price, is the dedupe part; the rest is price.
                 alt = prices.cost(mine.model, match.tokens, mine.at, match.speed)
                 if isinstance(alt, Decimal):
-                    add(mine.session, "dedupe-line-choice", mine.cost - alt)
+                    add(mine.session, "dedupe-line-choice", our_cost - alt)
                     delta = alt - match.cost
                 else:
                     add(mine.session, "dedupe-line-choice", delta)
@@ -1117,7 +1334,7 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
             if abs(delta) >= NOISE:
                 add(mine.session, _pricing_rule(mine.model, match.tokens, match.speed, mine.at, prices, rates.get(match.model or "")), delta)
         for entry in ccs:
-            add(cc_row(entry), why_not_ours(entry, ours_all), -entry.cost)
+            add(cc_row(entry), why_not_ours(entry, ours_all), -entry.cost, minus(ZERO4, four(entry.tokens)))
 
     result = sorted(table.values(), key=lambda r: (r.project, r.key))
     for row in result:
@@ -1131,6 +1348,8 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
                 row.note = "ours: not read (" + ", ".join(reasons) + ")" if reasons else "ours: not read"
         elif row.ours is not None and row.ours.excluded:
             row.note = "ours: unpriced (" + row.ours.excluded + ")"
+        elif row.ours is not None and row.ours.main_state != "present":
+            row.note = f"ours: main transcript {row.ours.main_state}, built from its agent files"
     return result
 
 
@@ -1158,41 +1377,64 @@ def _our_cost_text(row: TableRow) -> str:
     return "unpriced" if row.ours.cost is None else usd(row.ours.cost)
 
 
+def token_totals_line(result: Comparison) -> str:
+    """One line: the global token totals of both tools, category by category, and whether they agree."""
+    ours, theirs = four(result.our_tokens), result.cc_tokens
+    cells = [f"{name} {a} {'=' if a == b else '≠'} {b}" for name, a, b in zip(TOKEN_COLUMNS, ours, theirs)]
+    split = f"ours cache write = 5m {result.our_tokens['cache_write_5m']} + 1h {result.our_tokens['cache_write_1h']}"
+    if ours == theirs:
+        verdict = "EQUAL"
+    elif result.token_residual == ZERO4:
+        verdict = f"DIFFERENT by {quad_text(result.token_diff, True)}, every token explained by the rules below"
+    else:
+        verdict = f"DIFFERENT by {quad_text(result.token_diff, True)}, UNEXPLAINED {quad_text(result.token_residual, True)}"
+    return f"Global token totals, ours vs ccusage: {', '.join(cells)} ({split}): {verdict}"
+
+
+def _rule_line(rule: str, amount: Decimal, tokens: Quad, requests: int) -> str:
+    count = f" ({requests} request(s))" if requests else ""
+    moved = "; tokens " + quad_text(tokens, True) if tokens != ZERO4 else ""
+    return f"      {_signed(amount)}{moved}  {rule}{count}: {RULES[rule]}"
+
+
 def print_comparison(result: Comparison, markdown: bool) -> None:
     header = ("session", "project", "ours in/out/read/w5m/w1h", "ccusage in/out/read/write", "ours $", "ccusage $", "ours − ccusage $")
     body = [(r.key, r.project, _tokens_ours(r), _tokens_cc(r), _our_cost_text(r), usd(r.cc_cost) if r.cc else "—", _signed(r.diff)) for r in result.rows]
     t = result.our_tokens
     c = result.cc_tokens
     total = ("total", "", f"{t['input']}/{t['output']}/{t['cache_read']}/{t['cache_write_5m']}/{t['cache_write_1h']}",
-             f"{c['inputTokens']}/{c['outputTokens']}/{c['cacheReadTokens']}/{c['cacheCreationTokens']}",
-             usd(result.our_total), usd(result.cc_total), _signed(result.our_total - result.cc_total))
+             quad_text(c), usd(result.our_total), usd(result.cc_total), _signed(result.our_total - result.cc_total))
     _table(header, body + [total], markdown)
-    differing = [r for r in result.rows if abs(r.diff) > HALF_CENT]
-    print(f"\nSessions whose totals differ by more than half a cent: {len(differing)} of {len(result.rows)}")
+    print("\n" + token_totals_line(result))
+    differing = [r for r in result.rows if abs(r.diff) > HALF_CENT or r.token_diff != ZERO4 or r.unexplained]
+    print(f"\nSession rows whose cost differs by more than half a cent or whose tokens differ: {len(differing)} of {len(result.rows)}"
+          " (per rule: ours − ccusage in $; tokens in/out/read/write)")
     for row in differing:
-        print(f"  {row.key} ({row.project}): ours − ccusage = {_signed(row.diff)}" + (f"; {row.note}" if row.note else ""))
-        for rule, amount in sorted(row.effects.items(), key=lambda item: -abs(item[1])):
-            if abs(amount) >= NOISE:
-                count = f" ({row.requests[rule]} request(s))" if row.requests[rule] else ""
-                print(f"      {_signed(amount)}  {rule}{count}: {RULES[rule]}")
-        residual = row.diff - sum(row.effects.values(), Decimal(0))
-        if abs(residual) >= Decimal("1e-6"):
-            print(f"      {_signed(residual)}  unexplained")
-    agree = [r for r in result.rows if not any(abs(a) >= NOISE for a in r.effects.values()) and r.ours and r.cc]
+        print(f"  {row.key} ({row.project}): ours − ccusage = {_signed(row.diff)}; tokens {quad_text(row.token_diff, True)}"
+              + (f"; {row.note}" if row.note else ""))
+        for rule in row.rules():
+            print(_rule_line(rule, row.effects.get(rule, Decimal(0)), row.token_effects.get(rule, ZERO4), row.requests[rule]))
+        if abs(row.cost_residual) >= UNEXPLAINED_USD or row.token_residual != ZERO4:
+            print(f"      {_signed(row.cost_residual)}; tokens {quad_text(row.token_residual, True)}  UNEXPLAINED")
+    agree = [r for r in result.rows if not r.rules() and r.ours and r.cc]
     worst = max((abs(r.diff) for r in agree), default=Decimal(0))
     if agree:
+        same_tokens = sum(1 for r in agree if r.token_diff == ZERO4)
         print(f"\nSessions that both tools report and where no rule differs: {len(agree)}; the largest |ours − ccusage| among them "
-              f"is ${worst:.10f} ({'they agree to the cent' if worst < HALF_CENT else 'NOT within a cent'}).")
+              f"is ${worst:.10f} ({'they agree to the cent' if worst < HALF_CENT else 'NOT within a cent'}); "
+              f"{same_tokens} of them have the same tokens.")
     else:
         print("\nNo session is reported by both tools without a rule difference.")
-    print("\nEffect of each rule on the corpus total (ours − ccusage):")
+    print("\nEffect of each rule on the corpus total (ours − ccusage; tokens in/out/read/write):")
     explained = Decimal(0)
     for rule in RULES:
         if rule in result.rule_totals:
             amount = result.rule_totals[rule]
+            tokens = result.rule_tokens.get(rule, ZERO4)
             explained += amount
-            moved = " (moves cost between session rows)" if abs(amount) < NOISE else ""
-            print(f"  {_signed(amount)}  {rule}: {result.rule_requests[rule]} request(s), {len(result.rule_sessions[rule])} session row(s){moved}")
+            moved = " (moves between session rows)" if abs(amount) < NOISE and tokens == ZERO4 else ""
+            token_text = f"; tokens {quad_text(tokens, True)}" if tokens != ZERO4 else ""
+            print(f"  {_signed(amount)}{token_text}  {rule}: {result.rule_requests[rule]} request(s), {len(result.rule_sessions[rule])} session row(s){moved}")
     print(f"  total explained {_signed(explained)}; actual {_signed(result.our_total - result.cc_total)}; "
           f"ccusage + explained − ours = {_signed(result.cc_total + explained - result.our_total, 10)}")
     if result.checks:
@@ -1200,7 +1442,18 @@ def print_comparison(result: Comparison, markdown: bool) -> None:
         for problem in result.checks:
             print("  " + problem)
     else:
-        print("\nCheck: the re-derived rules reproduce every per-session figure of both tools.")
+        print("\nCheck: the re-derived rules reproduce every per-session figure of both tools (dollars and tokens).")
+
+
+def print_summary(results: list[Comparison]) -> None:
+    """One line per corpus: global tokens and dollars of both tools, and whether every difference is explained."""
+    print("\n== Summary")
+    for result in results:
+        ours, theirs = four(result.our_tokens), result.cc_tokens
+        tokens = "equal" if ours == theirs else f"differ by {quad_text(result.token_diff, True)}"
+        verdict = "every difference explained by a rule" if not result.problems() else "NOT EXPLAINED: " + "; ".join(result.problems())
+        print(f"  {result.corpus}: tokens in/out/read/write ours {quad_text(ours)}, ccusage {quad_text(theirs)} ({tokens}); "
+              f"${usd(result.our_total)} vs ${usd(result.cc_total)}; {verdict}")
 
 
 def _signed(amount: Decimal, places: int = 4) -> str:
@@ -1234,16 +1487,31 @@ def as_json(result: Comparison) -> dict[str, Any]:
         "ccusage_command": ["ccusage", *result.command],
         "ours_total_usd": _plain(result.our_total),
         "ccusage_total_usd": _plain(result.cc_total),
-        "rules": {rule: {"usd": _plain(amount), "requests": result.rule_requests[rule], "sessions": sorted(result.rule_sessions[rule])}
+        "ours_tokens": dict(zip(TOKEN_COLUMNS, four(result.our_tokens))),
+        "ccusage_tokens": dict(zip(TOKEN_COLUMNS, result.cc_tokens)),
+        "tokens_equal": four(result.our_tokens) == result.cc_tokens,
+        "rules": {rule: {"usd": _plain(amount), "tokens": dict(zip(TOKEN_COLUMNS, result.rule_tokens.get(rule, ZERO4))),
+                         "requests": result.rule_requests[rule], "sessions": sorted(result.rule_sessions[rule])}
                   for rule, amount in result.rule_totals.items()},
         "sessions": [
             {"session": r.key, "project": r.project, "ours_usd": str(r.ours.cost) if r.ours and r.ours.cost is not None else None,
-             "ccusage_usd": _plain(r.cc_cost) if r.cc else None, "diff_usd": _plain(r.diff), "note": r.note,
-             "rules": {k: _plain(v) for k, v in r.effects.items() if abs(v) >= NOISE}}
+             "ccusage_usd": _plain(r.cc_cost) if r.cc else None, "diff_usd": _plain(r.diff),
+             "diff_tokens": dict(zip(TOKEN_COLUMNS, r.token_diff)), "note": r.note,
+             "rules": {k: _plain(r.effects.get(k, Decimal(0))) for k in r.rules()}, "unexplained": r.unexplained}
             for r in result.rows
         ],
         "checks": result.checks,
+        "problems": result.problems(),
     }
+
+
+def default_corpora() -> list[Path]:
+    """The demo corpus, and every folder of $AGENTHROPIC_SHARED_DIR/corpora when it is set."""
+    corpora = [DEMO_CORPUS]
+    shared = os.environ.get("AGENTHROPIC_SHARED_DIR")
+    if shared and (Path(shared) / "corpora").is_dir():
+        corpora += sorted(path for path in (Path(shared) / "corpora").iterdir() if path.is_dir())
+    return corpora
 
 
 def main() -> int:
@@ -1254,9 +1522,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the comparison as JSON to this file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folders")
     args = parser.parse_args()
-    corpora = args.corpus or [DEMO_CORPUS]
-    if not args.corpus and os.environ.get("AGENTHROPIC_SHARED_DIR"):
-        corpora.append(Path(os.environ["AGENTHROPIC_SHARED_DIR"]) / "corpora" / "claude-code-log-real")
+    corpora = args.corpus or default_corpora()
     for corpus in corpora:
         if not corpus.is_dir():
             sys.exit(f"not a folder: {corpus}")
@@ -1270,9 +1536,10 @@ def main() -> int:
         print(f"agenthropic exit code {result.our_exit}" + (" (some session left unpriced)" if result.our_exit == 1 else ""))
         print_comparison(result, args.markdown)
         results.append(result)
+    print_summary(results)
     if args.json:
         args.json.write_text(json.dumps([as_json(r) for r in results], indent=2) + "\n")
-    return 1 if any(r.checks for r in results) else 0
+    return 1 if any(r.problems() for r in results) else 0
 
 
 if __name__ == "__main__":
