@@ -1273,6 +1273,8 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
             return "workflow-folder"
         return "replay-ownership"
 
+    our_requests = {(row.file, row.request_id) for row in rows if row.request_id is not None}
+
     def why_not_ours(entry: CcEntry, group: list[OurRow]) -> str:
         if entry.file not in owner:
             reason, _detail = skipped.get(entry.file, ("", ""))
@@ -1282,6 +1284,10 @@ def _explain(cc_report: dict[str, Any], kept: list[CcEntry], cc_skipped: dict[tu
                 return "sidechain-replay" if entry.sidechain else "id-replay-new-request"
             # Every copy of this message id is owned elsewhere, so under another message id: one
             # request (same requestId), copied with its message id replaced.
+            return "request-id-copy"
+        if entry.request_id is not None and (entry.file, entry.request_id) in our_requests:
+            # A line of a request we keep under another of its message ids: a copy that replaced
+            # message.id by each record's uuid splits one request into one key per line for ccusage.
             return "request-id-copy"
         status = line_status.get((entry.file, entry.line), "")
         return {"not-assistant": "non-assistant-usage", "malformed": "malformed-usage", "synthetic": "synthetic-usage"}.get(status, "other")
