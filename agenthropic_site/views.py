@@ -239,13 +239,13 @@ def _ownership(cache: Cache, session_ids: list[str]) -> dict[str, str]:
 
     rows = cache.shared_requests(session_ids)
     for message_id, request_id, _, _ in rows:
-        keys = [key for key in (message_id and "m:" + message_id, request_id and "r:" + request_id) if key]
+        keys = request_keys(message_id, request_id)
         for key in keys[1:]:
             parent[find(key)] = find(keys[0])
     holders: dict[str, set[str]] = defaultdict(set)
     named: dict[str, set[str]] = defaultdict(set)
     for message_id, request_id, session_id, origin in rows:
-        group = find("m:" + message_id if message_id else "r:" + (request_id or ""))
+        group = find(request_keys(message_id, request_id)[0])
         holders[group].add(session_id)
         if origin:
             named[group].add(origin)
@@ -258,6 +258,11 @@ def _ownership(cache: Cache, session_ids: list[str]) -> dict[str, str]:
         marked = members & named.get(group, set())
         owner_of_group[group] = min(marked or members, key=lambda sid: (ended.get(sid) or "~", sid))
     return {key: owner_of_group[find(key)] for key in parent if find(key) in owner_of_group}
+
+
+def request_keys(message_id: str | None, request_id: str | None) -> list[str]:
+    """Name a usage row's request by each id it has: "m:" message id, "r:" request id."""
+    return [key for key in ("m:" + message_id if message_id else "", "r:" + request_id if request_id else "") if key]
 
 
 def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> None:
@@ -294,8 +299,7 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
     for row in cache.query(f"SELECT * FROM token_usage WHERE {IN} ORDER BY session_id, seq", (ids,)):
         session = sessions[row["session_id"]]
-        keys = [key for key in ("m:" + (row["message_id"] or ""), "r:" + (row["request_id"] or "")) if len(key) > 2]
-        holder = next((owner[key] for key in keys if key in owner), session.session_id)
+        holder = next((owner[key] for key in request_keys(row["message_id"], row["request_id"]) if key in owner), session.session_id)
         if holder != session.session_id:
             session.collisions += 1
             session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
