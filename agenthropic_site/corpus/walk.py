@@ -225,7 +225,7 @@ class _Walker:
         if ref is None:
             return None
         if ref.size == 0:
-            self.skip(rel, "empty-agent", "0-byte agent transcript")
+            self.skip(rel, "empty-agent", "0-byte agent transcript", 0)
             return None
         return AgentFile(agent_id=agent_id, file=ref, layout=layout, run_id=run_id)
 
@@ -250,13 +250,13 @@ class _Walker:
                 ref = self.regular_file(rel, st, self.limits.max_file_bytes)
                 if ref is not None:
                     extras.append(ref)  # fingerprinted (a new run shows there first), never parsed
-                    self.skip(rel, "non-artifact", "workflow journal, not a transcript")
+                    self.skip(rel, "non-artifact", "workflow journal, not a transcript", ref.size)
             elif len(parts) == 2 and parts[0] == "workflows" and name.endswith(".json"):
                 # A workflow run's terminal snapshot (2.1.154+, format §4.7): fingerprinted, not parsed yet.
                 ref = self.regular_file(rel, st, SIDECAR_MAX_BYTES)
                 if ref is not None:
                     extras.append(ref)
-                    self.skip(rel, "non-artifact", "workflow snapshot, not read")
+                    self.skip(rel, "non-artifact", "workflow snapshot, not read", ref.size)
             else:
                 self.skip(rel, "non-artifact", "", st.st_size)
         for index, agent in enumerate(agents):
