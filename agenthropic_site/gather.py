@@ -20,6 +20,7 @@ from agenthropic_site.parse.session import version_key
 from agenthropic_site.views import TERMINAL_STATUSES, SessionSummary, SessionView
 
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
+HASHED_KEY_RE = re.compile(r"^p-[0-9a-f]{32}$")
 
 
 @dataclass
@@ -92,10 +93,14 @@ class SiteModel:
 
 
 def project_key(folder: str) -> str:
-    """Return a path-safe name for a project folder: the name itself when safe, else a hash."""
-    if PROJECT_KEY_RE.match(folder):
+    """Return a path-safe name for a project folder, one per folder: the name itself when safe, else a hash.
+
+    Hashed keys are `p-` + 32 hex; a safe name of that very form is hashed too, so no folder's
+    name is another folder's hash. 128 bits: two names with one hash cannot be crafted.
+    """
+    if PROJECT_KEY_RE.match(folder) and not HASHED_KEY_RE.match(folder):
         return folder
-    return "p-" + hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return "p-" + hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def gather(

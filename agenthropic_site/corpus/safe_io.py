@@ -7,6 +7,12 @@ import os
 import stat
 from dataclasses import dataclass
 
+from agenthropic_site.terminal import printable
+
+# A hard link is the outside file itself under a second name: no path check can tell where its
+# other names are, so a file with more than one name is not read (as a symbolic link is not).
+HARD_LINK_DETAIL = "another name links to this file (a hard link), maybe from outside the corpus: never read"
+
 
 class CorpusRootError(Exception):
     """The corpus root is missing, not a folder, or unreadable (exit code 2)."""
@@ -55,11 +61,11 @@ def check_contained(root: str, path: str) -> None:
     """Raise ContainmentError unless the real path of `path` lies under the real `root`."""
     resolved = os.path.realpath(path)
     if os.path.commonpath([resolved, root]) != root:
-        raise ContainmentError(f"{path} resolves to {resolved}, outside the corpus root {root}")
+        raise ContainmentError(printable(f"{path} resolves to {resolved}, outside the corpus root {root}"))
 
 
 def read_bytes(root: str, ref: FileRef, max_bytes: int) -> bytes:
-    """Read one corpus file safely: no link followed, regular files only, same inode as walked."""
+    """Read one corpus file safely: no link followed, regular files of one name only, same inode as walked."""
     data = _read(root, ref, max_bytes, limit=max_bytes + 1)
     if len(data) > max_bytes:
         raise UnreadableError("oversize", f"grew past the cap {max_bytes} while read")
@@ -88,6 +94,8 @@ def _read(root: str, ref: FileRef, max_bytes: int | None, limit: int) -> bytes:
         if st.st_ino != ref.inode:
             # Replaced between the walk and the open; the next build sees the new file.
             raise UnreadableError("unreadable", "file replaced during the build")
+        if st.st_nlink > 1:
+            raise UnreadableError("hard-link", HARD_LINK_DETAIL)  # linked after the walk
         if max_bytes is not None and st.st_size > max_bytes:
             raise UnreadableError("oversize", f"{st.st_size} bytes > cap {max_bytes}")
         chunks = []

@@ -10,7 +10,8 @@ import stat
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from agenthropic_site.corpus.safe_io import ContainmentError, FileRef, check_contained
+from agenthropic_site.corpus.safe_io import HARD_LINK_DETAIL, ContainmentError, FileRef, check_contained
+from agenthropic_site.terminal import printable
 
 SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # Agent ids: `a` + 6 or 16 hex (2.1.x), 8 hex (2.0.x flat), `acompact-…`, `aside_question-…` (format §1.3).
@@ -26,6 +27,8 @@ SKIP_REASONS = (
     "non-artifact",
     "duplicate-session",
     "too-deep",
+    "non-utf8-name",
+    "hard-link",
 )
 
 
@@ -38,11 +41,16 @@ class Skip:
     detail: str = ""
     size: int | None = field(default=None, compare=False)  # bytes, when the file could be measured
 
+    def __post_init__(self) -> None:
+        # Shown in pages, JSON and terminals: a name's undecodable bytes and controls are written
+        # out (`agent-\xff.jsonl`), so every path can be encoded, sorted and printed.
+        object.__setattr__(self, "path", printable(self.path))
+
     @property
     def uncounted(self) -> bool:
         """Tell whether tokens may hide here that no total includes (totals are then a lower bound)."""
-        if self.reason == "too-deep":
-            return True
+        if self.reason == "too-deep" or (self.reason == "non-utf8-name" and self.path.endswith("/")):
+            return True  # a folder that was not walked may hold transcripts
         transcript = self.path.endswith(".jsonl") and not self.path.endswith("/journal.jsonl")
         return transcript and self.reason not in ("empty-agent", "duplicate-session")
 
@@ -119,6 +127,15 @@ def _ref(rel: str, st: os.stat_result) -> FileRef:
     return FileRef(rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
 
 
+def _is_utf8(name: str) -> bool:
+    """Tell whether a listed name was valid UTF-8 (undecodable bytes arrive as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _list(path: str) -> list[os.DirEntry[str]]:
     """List a folder's entries by name; each entry's lstat is then one call without path building."""
     with os.scandir(path) as entries:
@@ -153,11 +170,20 @@ class _Walker:
             check_contained(self.root, path)
             self.skip(rel, "symlink", "symbolic links are never followed")
             return None
+        if not _is_utf8(entry.name):
+            # Such a name cannot be written into a page, JSON or the cache; Claude Code never makes
+            # one (its folder names are slugs, its file names ids), so it is not walked or read.
+            folder = stat.S_ISDIR(st.st_mode)
+            self.skip(rel + "/" if folder else rel, "non-utf8-name", "the name is not valid UTF-8", None if folder else st.st_size)
+            return None
         return st
 
     def regular_file(self, rel: str, st: os.stat_result, cap: int) -> FileRef | None:
         if not stat.S_ISREG(st.st_mode):
             self.skip(rel, "not-regular-file")
+            return None
+        if st.st_nlink > 1:
+            self.skip(rel, "hard-link", HARD_LINK_DETAIL, st.st_size)
             return None
         if st.st_size > cap:
             self.skip(rel, "oversize", f"{st.st_size} bytes > cap {cap}", st.st_size)

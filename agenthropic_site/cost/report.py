@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -9,6 +10,10 @@ import orjson
 
 from agenthropic_site.cost.prices import PriceTable, Rates
 from agenthropic_site.parse.model import TOKEN_CATEGORIES
+from agenthropic_site.terminal import printable
+
+# JSON leaves DEL and C1 controls (U+009B is an 8-bit CSI) raw; they can only stand inside strings.
+_RAW_CONTROL_RE = re.compile("[\x7f-\x9f]")
 
 
 def _rates(rates: Rates) -> dict[str, str]:
@@ -52,7 +57,9 @@ def price_table_json(prices: PriceTable, models: dict[str, int], unpriced: dict[
         "corpus_models": {model: {"requests": count, "family": prices.family(model)} for model, count in models.items()},
         "unpriced_models": unpriced,
     }
-    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n"
+    text = orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode()
+    # Printed to a terminal: corpus model ids never carry a raw control (orjson escapes C0 itself).
+    return _RAW_CONTROL_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n"
 
 
 def price_table_text(prices: PriceTable, models: dict[str, int], unpriced: dict[str, int]) -> str:
@@ -83,4 +90,5 @@ def price_table_text(prices: PriceTable, models: dict[str, int], unpriced: dict[
                   '"periods": [{"from": "2025-01-01", "input": "3", "output": "15", "cache_write_5m": "3.75", "cache_write_1h": "6", "cache_read": "0.3"}]}}}']
     else:
         lines += ["", "Every model id in the corpus has a price."]
-    return "\n".join(lines) + "\n"
+    # Model ids come from the corpus: control characters are shown, never sent to the terminal.
+    return "\n".join(printable(line) for line in lines) + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -14,6 +14,9 @@ from agenthropic_site.parse.model import Block, Message
 # Stored text per block; the page shows a preview and the rest on demand. Longer text is cut
 # here so a 50 MB tool output cannot make the cache or a page unbounded.
 MAX_BLOCK_CHARS = 16_000
+# Stored blocks per message; the rest are counted in one notice block. Usage, spawns and results
+# are read from the records themselves (parse/scan.py), so the cap never changes a figure or a link.
+MAX_BLOCKS = 1_000
 # Pasted images (format §2.2) are shown inline as data: thumbnails up to this size.
 MAX_THUMBNAIL_CHARS = 200_000
 THUMBNAIL_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -79,38 +82,47 @@ def image_block(source: dict[str, Any]) -> Block:
     return Block(kind="image", text="", name=media, truncated_from=len(data) or None)
 
 
-def blocks_of(content: Any) -> list[Block]:
-    """Turn a message `content` (string or block list) into display blocks."""
+def _block(raw: dict[str, Any]) -> Block:
+    kind = raw.get("type")
+    if kind == "text":
+        return _text_block("text", text_of(raw.get("text")) or "")
+    if kind in ("thinking", "redacted_thinking"):
+        # 2.1.23x may keep only the signature: thinking text "" (format §2.3).
+        return _text_block("thinking", text_of(raw.get("thinking")) or "")
+    if kind == "tool_use":
+        return _text_block("tool_use", _json_text(raw.get("input")), name=text_of(raw.get("name")), tool_use_id=text_of(raw.get("id")))
+    if kind == "tool_result":
+        return _text_block(
+            "tool_result",
+            _result_text(raw.get("content")),
+            tool_use_id=text_of(raw.get("tool_use_id")),
+            is_error=raw.get("is_error") is True,
+        )
+    if kind == "image":
+        return image_block(dict_of(raw.get("source")))
+    return Block(kind="notice", text=f"[{str(kind)[:40]} block]")
+
+
+def blocks_of(content: Any, room: int = MAX_BLOCKS) -> tuple[list[Block], int]:
+    """Turn a message `content` (string or block list) into at most `room` display blocks; count the rest."""
     if isinstance(content, str):
-        return [_text_block("text", content)] if content else []
+        if not content:
+            return [], 0
+        return ([_text_block("text", content)], 0) if room > 0 else ([], 1)
     blocks = []
+    left_out = 0
     for raw in list_of(content):
         if not isinstance(raw, dict):
             continue
-        kind = raw.get("type")
-        if kind == "text":
-            blocks.append(_text_block("text", text_of(raw.get("text")) or ""))
-        elif kind in ("thinking", "redacted_thinking"):
-            # 2.1.23x may keep only the signature: thinking text "" (format §2.3).
-            blocks.append(_text_block("thinking", text_of(raw.get("thinking")) or ""))
-        elif kind == "tool_use":
-            blocks.append(
-                _text_block("tool_use", _json_text(raw.get("input")), name=text_of(raw.get("name")), tool_use_id=text_of(raw.get("id")))
-            )
-        elif kind == "tool_result":
-            blocks.append(
-                _text_block(
-                    "tool_result",
-                    _result_text(raw.get("content")),
-                    tool_use_id=text_of(raw.get("tool_use_id")),
-                    is_error=raw.get("is_error") is True,
-                )
-            )
-        elif kind == "image":
-            blocks.append(image_block(dict_of(raw.get("source"))))
+        if len(blocks) < room:
+            blocks.append(_block(raw))
         else:
-            blocks.append(Block(kind="notice", text=f"[{str(kind)[:40]} block]"))
-    return blocks
+            left_out += 1  # counted, never built: a line of a million tiny blocks stays small
+    return blocks, left_out
+
+
+def _left_out_notice(count: int) -> Block:
+    return Block(kind="notice", text=f"[{count:,} more content blocks not stored]")
 
 
 @dataclass
@@ -119,31 +131,51 @@ class MessageBuilder:
 
     messages: list[Message] = field(default_factory=list)
     _open_id: str | None = None
+    _left_out: int = 0  # blocks of the open assistant message beyond MAX_BLOCKS
 
     def add_assistant(self, data: dict[str, Any], timestamp: str | None) -> None:
         """Add an assistant line, merging it into the previous one when message.id matches."""
         message = dict_of(data.get("message"))
         message_id = text_of(message.get("id"))
-        blocks = blocks_of(message.get("content"))
         if message_id is not None and message_id == self._open_id and self.messages:
-            last = self.messages[-1]
-            self.messages[-1] = replace(last, blocks=last.blocks + tuple(blocks))
+            self._extend(self.messages[-1], message.get("content"))
             return
         self._open_id = message_id
+        blocks, self._left_out = blocks_of(message.get("content"))
+        if self._left_out:
+            blocks.append(_left_out_notice(self._left_out))
         self.messages.append(
             Message(role="assistant", uuid=text_of(data.get("uuid")), timestamp=timestamp, blocks=tuple(blocks), model=text_of(message.get("model")))
         )
+
+    def _extend(self, last: Message, content: Any) -> None:
+        """Add a later line's blocks to the open message: MAX_BLOCKS in all, then one notice counting the rest."""
+        stored = len(last.blocks) - (1 if self._left_out else 0)
+        blocks, left_out = blocks_of(content, MAX_BLOCKS - stored)
+        if blocks:
+            last.blocks += tuple(blocks)  # only while there is room: at most MAX_BLOCKS blocks copied per line
+        if left_out:
+            had_notice = self._left_out > 0
+            self._left_out += left_out
+            notice = _left_out_notice(self._left_out)
+            if had_notice:
+                last.blocks[-1].text = notice.text  # in place: a line past the cap copies nothing
+            else:
+                last.blocks += (notice,)
 
     def add_user(self, data: dict[str, Any], timestamp: str | None) -> None:
         """Add a user line: a prompt, a tool result, or injected meta text."""
         self._open_id = None
         message = dict_of(data.get("message"))
+        blocks, left_out = blocks_of(message.get("content"))
+        if left_out:
+            blocks.append(_left_out_notice(left_out))
         self.messages.append(
             Message(
                 role="user",
                 uuid=text_of(data.get("uuid")),
                 timestamp=timestamp,
-                blocks=tuple(blocks_of(message.get("content"))),
+                blocks=tuple(blocks),
                 is_meta=data.get("isMeta") is True or data.get("isCompactSummary") is True,
             )
         )

@@ -216,17 +216,14 @@ def tree_order(agents: dict[str, Agent], main_id: str) -> list[Agent]:
         children.setdefault(agent.parent_agent_id, []).append(agent)
     for siblings in children.values():
         siblings.sort(key=lambda agent: (agent.first_seen_at or "", agent.agent_id))
+    roots = [agents[main_id], *(agent for agent in children.get(None, []) if agent.agent_id != main_id)]
     ordered: list[Agent] = []
-
-    def visit(agent: Agent) -> None:
+    # A stack, not recursion: a spawn chain thousands deep is a valid session.
+    stack = list(reversed(roots))
+    while stack:
+        agent = stack.pop()
         ordered.append(agent)
-        for child in children.get(agent.agent_id, []):
-            visit(child)
-
-    visit(agents[main_id])
-    for agent in children.get(None, []):
-        if agent.agent_id != main_id:
-            visit(agent)
+        stack.extend(reversed(children.get(agent.agent_id, [])))
     return ordered
 
 

@@ -1,0 +1,25 @@
+"""Make untrusted text safe to print to a terminal: control characters shown, never obeyed."""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls (ESC and CR among them), DEL, C1 controls (U+009B is an 8-bit CSI) and lone
+# surrogates. A file name the OS could not decode reaches Python as U+DC80–U+DCFF
+# (surrogateescape): those are shown as the byte they stand for.
+_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """Return `text` with control characters and lone surrogates written as \\xNN or \\uNNNN."""
+    return _UNSAFE_RE.sub(_escape, text)
+
+
+__all__ = ["printable"]
