@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import orjson
 
 from agenthropic_site.cache import Cache
-from agenthropic_site.hookspool import SPOOL_FILE, SPOOL_FOLDER
+from agenthropic_site.hookspool import SPOOL_FILE, SPOOL_FOLDER, clean_record
 
 MAX_SPOOL_LINE = 1024 * 1024
 
@@ -59,12 +59,15 @@ def ingest_spool(cache: Cache, cache_folder: str | os.PathLike[str]) -> SpoolRes
     rows = []
     for line in data[:end].split(b"\n")[:-1]:
         record = _record(line)
-        if record is None:
+        clean = clean_record(record)
+        if clean is None:
             result.bad_lines += 1  # a line cut short by a crash, or not ours
             continue
-        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
-        session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-        rows.append((idempotency_key(record), str(record.get("received_at", "")), line.decode("utf-8"), session_id))
+        # Store the line as the hook would write it today: identifiers only, even from a spool
+        # an older hook filled with raw excerpts. The key stays that of the line as read, so a
+        # spool read again adds nothing.
+        body = orjson.dumps(clean, option=orjson.OPT_SORT_KEYS).decode()
+        rows.append((idempotency_key(record), clean["received_at"], body, clean.get("payload", {}).get("session_id")))
     added = cache.add_events(rows, offset + end, result.bad_lines)
     result.added = added
     result.duplicates = len(rows) - added
@@ -79,9 +82,7 @@ def _record(line: bytes) -> dict | None:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict) or not isinstance(value.get("delivery_id"), str) or not isinstance(value.get("received_at"), str):
-        return None
-    return value
+    return value if isinstance(value, dict) else None
 
 
 def apply_hook_statuses(cache: Cache, session_ids: set[str]) -> int:

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import shlex
-import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -89,30 +89,133 @@ def default_settings_file() -> Path:
     return base / "settings.json"
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
+class RawNumber:
+    """A JSON number kept as the text it was written as, so that a rewritten file never changes it.
+
+    Python would read `1e400` as infinity, `1.0` as 1.0 written back as `1.0` but `1E2` as
+    `100.0`, and a long integer only up to 4,300 digits: the number's own text avoids all that.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"RawNumber({self.text!r})"
+
+
+def parse_settings(text: str, name: str) -> dict[str, Any]:
+    """Return the settings object of a file's text, numbers as RawNumber; refuse what is not strict JSON."""
+
+    def refuse(literal: str) -> None:
+        raise SettingsError(f"{name} is not valid JSON ({literal} is not a JSON value); nothing was changed")
+
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path} is not valid JSON ({exc}); nothing was changed") from None
+        value = json.loads(text, parse_int=RawNumber, parse_float=RawNumber, parse_constant=refuse)
+    except ValueError as exc:
+        raise SettingsError(f"{name} is not valid JSON ({exc}); nothing was changed") from None
+    except RecursionError:
+        raise SettingsError(f"{name} is nested too deeply to edit safely; nothing was changed") from None
     if not isinstance(value, dict):
-        raise SettingsError(f"{path} does not hold a JSON object; nothing was changed")
+        raise SettingsError(f"{name} does not hold a JSON object; nothing was changed")
     return value
 
 
-def _write(path: Path, settings: dict[str, Any]) -> None:
-    """Back the old file up once per change, then replace it atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        shutil.copy2(path, path.with_name(path.name + BACKUP_SUFFIX))
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(settings, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-    os.chmod(temp, mode)
-    os.replace(temp, path)
+def dump_settings(value: Any, indent: str = "") -> str:
+    """Write settings as JSON indented by two spaces, every number exactly as it was read."""
+    inner = indent + "  "
+    if isinstance(value, RawNumber):
+        return value.text
+    if isinstance(value, dict):
+        members = [f"{inner}{_string(key)}: {dump_settings(item, inner)}" for key, item in value.items()]
+        return "{\n" + ",\n".join(members) + f"\n{indent}}}" if members else "{}"
+    if isinstance(value, list):
+        items = [inner + dump_settings(item, inner) for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{indent}]" if items else "[]"
+    if isinstance(value, str):
+        return _string(value)
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)  # only our own values (the hook timeout) are Python numbers
+    raise TypeError(f"cannot write {type(value).__name__} into settings")
+
+
+def _string(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(text)  # a lone surrogate (an escape in the file) stays an escape
+    return json.dumps(text, ensure_ascii=False)
+
+
+def settings_target(path: Path) -> Path:
+    """Return the file to edit: the final target of a symlinked settings file (so the link stays), which must have a folder."""
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        raise SettingsError(f"{target.parent} does not exist (settings file {path}); nothing was written")
+    return target
+
+
+def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
+    """Return the settings in a file and its bytes (None and {} when there is no file)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise SettingsError(f"{path} is not a regular file; nothing was changed")
+    except FileNotFoundError:
+        return {}, None
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path} is not valid JSON ({exc}); nothing was changed") from None
+    return parse_settings(text, str(path)), data
+
+
+def _write(path: Path, target: Path, settings: dict[str, Any], before: bytes | None) -> bool:
+    """Replace the target atomically, keeping the first backup; return whether a backup was made now."""
+    try:
+        text = dump_settings(settings) + "\n"
+    except RecursionError:
+        raise SettingsError(f"{path} is nested too deeply to edit safely; nothing was changed") from None
+    backed_up = before is not None and _keep_first_backup(path.with_name(path.name + BACKUP_SUFFIX), before)
+    mode = stat.S_IMODE(os.stat(target).st_mode) if before is not None else 0o600
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        # Claude Code writes this file too: never replace a change made since it was read.
+        if _current(target) != before:
+            raise SettingsError(f"{path} changed while it was being edited; nothing was changed (run the command again)")
+        os.replace(temp, target)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return backed_up
+
+
+def _current(target: Path) -> bytes | None:
+    try:
+        return target.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _keep_first_backup(backup: Path, data: bytes) -> bool:
+    """Write the backup unless one exists: it keeps the file as it was before agenthropic first changed it."""
+    try:
+        fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
 
 
 def _run_hook(args: argparse.Namespace) -> int:
@@ -123,21 +226,26 @@ def _run_hook(args: argparse.Namespace) -> int:
 
 def _run_hooks(args: argparse.Namespace) -> int:
     path = args.settings or default_settings_file()
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
     try:
-        settings = _read(path)
+        target = settings_target(path)
+        settings, before = _read(target)
         if args.action == "install":
             settings, count = install(settings, hook_command(args.cache))
             verb = "added"
         else:
             settings, count = uninstall(settings)
             verb = "removed"
-        if count:
-            _write(path, settings)
+        backed_up = _write(path, target, settings, before) if count else False
     except (SettingsError, OSError) as exc:
         print(f"agenthropic: {exc}", file=sys.stderr)
         return 2
-    print(f"{path}: {count} agenthropic hook entr{'y' if count == 1 else 'ies'} {verb}"
-          + (f" (backup: {path.name}{BACKUP_SUFFIX})" if count and path.with_name(path.name + BACKUP_SUFFIX).exists() else ""))
+    note = ""
+    if backed_up:
+        note = f" (backup: {backup.name})"
+    elif count and os.path.lexists(backup):
+        note = f" (the first backup stays in {backup.name})"
+    print(f"{path}: {count} agenthropic hook entr{'y' if count == 1 else 'ies'} {verb}{note}")
     return 0
 
 
@@ -155,8 +263,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "hooks",
         help="install or remove agenthropic's hooks in Claude Code's settings.json",
         description=f"Add (install) or remove (uninstall) async command hooks for {', '.join(HOOK_EVENTS)} in Claude "
-        "Code's settings.json. Every other hook and setting is kept; installing twice adds nothing; a backup of the "
-        "previous file is kept next to it; a settings file that is not valid JSON is refused.",
+        "Code's settings.json (a symlinked file is edited where it points, the link kept). Every other hook and setting "
+        "is kept, numbers exactly as written; installing twice adds nothing; the first change backs the file up next to "
+        "it, and later changes keep that backup; a file that is not strict JSON (NaN, Infinity included) or a folder "
+        "that does not exist is refused.",
     )
     hooks.add_argument("action", choices=("install", "uninstall"), help="install or uninstall")
     hooks.add_argument("--settings", type=Path, metavar="FILE",

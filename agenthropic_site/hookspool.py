@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import sys
 import time
@@ -20,14 +21,25 @@ from typing import Any, BinaryIO
 SPOOL_FOLDER = "hooks"
 SPOOL_FILE = "spool.jsonl"
 MAX_PAYLOAD_BYTES = 1024 * 1024
-MAX_RAW_CHARS = 2048
 READ_SECONDS = 2.0
-# The fields the status rules and the timeline use (format §7). Everything else — prompt text,
-# last assistant message, tool inputs and responses, summaries — is dropped before writing.
-KEPT_FIELDS = (
-    "hook_event_name", "session_id", "agent_id", "agent_type", "source", "trigger", "reason",
-    "tool_name", "tool_use_id", "notification_type", "stop_hook_active", "prompt_id", "permission_mode",
-)
+# The fields the status rules and the timeline use (format §7), each with the only shape it may
+# have. Everything else — prompt text, last assistant message, tool inputs and responses,
+# summaries, paths — is dropped before writing, and so is a kept field of any other shape: no
+# spaces, slashes or markup ever reach the spool, so no sentence, path or pasted text can.
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]{0,63}\Z")  # enum-like names: letters and underscores, no digits
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")  # the parser's agent-id shape (parse/reported.py)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}\Z")  # agent types and tool names ("plugin:agent", "mcp__s__t")
+_SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")  # the parser's (parse/scan.py)
+KEPT_FIELDS: dict[str, re.Pattern[str] | type[bool]] = {
+    "hook_event_name": _WORD, "session_id": _SESSION, "agent_id": _ID, "agent_type": _NAME, "source": _WORD,
+    "trigger": _WORD, "reason": _WORD, "tool_name": _NAME, "tool_use_id": _ID, "notification_type": _WORD,
+    "stop_hook_active": bool, "prompt_id": _ID, "permission_mode": _WORD,
+}
+# What a spool line holds besides the payload's fields: ours, never the payload's text.
+_DELIVERY = _ID
+_RECEIVED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
+ERRORS = ("truncated", "not-json", "not-an-object")
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def spool_path(env: dict[str, str] | None = None) -> str:
@@ -61,32 +73,83 @@ def read_payload(stream: BinaryIO, deadline: float) -> tuple[bytes, bool]:
 
 
 def envelope(raw: bytes, cut: bool, delivery_id: str, received_at: str) -> dict[str, Any]:
-    """Build the spool record: the kept fields of a JSON object, or a marked raw excerpt."""
+    """Build the spool record: the identifier fields of a payload, and for a bad payload its kind and size only."""
     record: dict[str, Any] = {"delivery_id": delivery_id, "received_at": received_at}
+    if cut:
+        # Identifiers usually come before the prompt or message that made the payload too large.
+        record.update(error="truncated", raw_bytes=len(raw), payload=kept_fields(_leading_members(raw)))
+        return record
     try:
-        payload = None if cut else json.loads(raw)
-    except ValueError:
-        payload = None
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):  # UnicodeDecodeError included; nesting too deep for the parser
+        record.update(error="not-json", raw_bytes=len(raw))
+        return record
     if isinstance(payload, dict):
-        record["payload"] = {key: payload[key] for key in KEPT_FIELDS if _keepable(payload.get(key))}
+        record["payload"] = kept_fields(payload)
     else:
-        record["error"] = "truncated" if cut else ("not-an-object" if payload is not None else "not-json")
-        record["raw"] = raw[:MAX_RAW_CHARS].decode("utf-8", "replace")
-        record["raw_bytes"] = len(raw)
+        record.update(error="not-an-object", raw_bytes=len(raw))
     return record
 
 
-def _keepable(value: Any) -> bool:
-    """Keep short identifiers only: no huge strings, no lone surrogates, no nested data."""
-    if isinstance(value, bool) or (isinstance(value, int) and abs(value) < 2**53):
-        return True
-    if isinstance(value, str) and len(value) <= 512:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    return False
+def kept_fields(payload: dict[str, Any]) -> dict[str, Any]:
+    """Return the payload's kept fields whose value has the field's shape; drop everything else."""
+    kept = {}
+    for key, shape in KEPT_FIELDS.items():
+        value = payload.get(key)
+        if shape is bool:
+            if isinstance(value, bool):
+                kept[key] = value
+        elif isinstance(value, str) and shape.match(value):
+            kept[key] = value
+    return kept
+
+
+def clean_record(record: Any) -> dict[str, Any] | None:
+    """Return a spool record as a build may store it (ours and identifiers only), or None if it is not ours."""
+    if not isinstance(record, dict):
+        return None
+    delivery_id, received_at = record.get("delivery_id"), record.get("received_at")
+    if not (isinstance(delivery_id, str) and _DELIVERY.match(delivery_id) and isinstance(received_at, str) and _RECEIVED.match(received_at)):
+        return None
+    clean: dict[str, Any] = {"delivery_id": delivery_id, "received_at": received_at}
+    if isinstance(record.get("payload"), dict):
+        clean["payload"] = kept_fields(record["payload"])
+    if record.get("error") in ERRORS:
+        clean["error"] = record["error"]
+    if isinstance(record.get("raw_bytes"), int) and not isinstance(record["raw_bytes"], bool):
+        clean["raw_bytes"] = record["raw_bytes"]
+    return clean
+
+
+def _leading_members(raw: bytes) -> dict[str, Any]:
+    """Return the complete top-level members at the start of a JSON object cut short."""
+    text = raw.decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+    members: dict[str, Any] = {}
+    index = _skip_space(text, 0)
+    if not text.startswith("{", index):
+        return members
+    index += 1
+    try:
+        while True:
+            key, index = decoder.raw_decode(text, _skip_space(text, index))
+            index = _skip_space(text, index)
+            if not isinstance(key, str) or not text.startswith(":", index):
+                break
+            value, index = decoder.raw_decode(text, _skip_space(text, index + 1))
+            if key in KEPT_FIELDS:
+                members[key] = value
+            index = _skip_space(text, index)
+            if not text.startswith(",", index):
+                break
+            index += 1
+    except (ValueError, RecursionError):
+        pass  # the member the cut fell in, or text that is not JSON: what came before it stands
+    return members
+
+
+def _skip_space(text: str, index: int) -> int:
+    return _SPACE.match(text, index).end()  # type: ignore[union-attr] - `*` always matches
 
 
 def append_line(path: str, line: bytes) -> None:
@@ -109,7 +172,7 @@ def run_hook(stdin: BinaryIO | None = None, env: dict[str, str] | None = None) -
         now = time.time()
         received_at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
         record = envelope(raw, cut, uuid.uuid4().hex, received_at)
-        # ensure_ascii keeps the line valid UTF-8 whatever the payload held (lone surrogates too).
+        # Every kept value is ASCII by its shape; ensure_ascii keeps the line ASCII whatever changes.
         line = json.dumps(record, ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode() + b"\n"
         append_line(spool_path(env), line)
     except BaseException:  # noqa: BLE001 - a hook must never fail Claude Code

@@ -50,7 +50,7 @@ def test_hook_keeps_identifiers_and_drops_content(tmp_path: Path) -> None:
 def test_bad_payloads_are_stored_marked_and_exit_0(tmp_path: Path, payload: bytes, error: str) -> None:
     assert hook(tmp_path / "cache", payload).returncode == 0
     [record] = spool_lines(tmp_path / "cache")
-    assert record["error"] == error and len(record["raw"]) <= 2048
+    assert record["error"] == error and record["raw_bytes"] == min(len(payload), MAX_PAYLOAD_BYTES) and "raw" not in record
 
 
 def test_hook_never_fails_even_when_it_cannot_write(tmp_path: Path) -> None:
@@ -192,6 +192,7 @@ def test_install_is_idempotent_and_keeps_other_hooks(tmp_path: Path) -> None:
 
 def test_install_into_a_missing_file_and_uninstall_leaves_no_trace(tmp_path: Path) -> None:
     settings = tmp_path / "claude" / "settings.json"
+    settings.parent.mkdir()  # a missing file in a folder that exists (a missing folder is an error)
     settings_value, added = install({}, "/venv/bin/python -m agenthropic_site hook")
     assert added == len(HOOK_EVENTS)
     assert uninstall(settings_value) == ({}, len(HOOK_EVENTS))
