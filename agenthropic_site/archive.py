@@ -25,7 +25,8 @@ from typing import Callable, Mapping
 import orjson
 
 from agenthropic_site.config import ConfigError, is_inside
-from agenthropic_site.render.writer import MARKER, site_lock
+from agenthropic_site.render.manifest import STATE
+from agenthropic_site.render.writer import MARKER, has_marker, site_lock
 
 MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "agenthropic-snapshot/1"
@@ -66,10 +67,18 @@ def check_member_name(name: str) -> str:
 
 
 def read_site(site: Path) -> dict[str, bytes]:
-    """Read every file of a site folder built by agenthropic; links and special files are refused."""
+    """Read every file of a site folder built by agenthropic; links and special files are refused.
+
+    The builds' own bookkeeping (`.agenthropic/`: the manifest of published files and the files a
+    running build has staged) is not part of the site and is never read.
+    """
     if not site.is_dir():
         raise ArchiveError(f"site folder not found: {site}")
-    if not (site / MARKER).is_file():
+    try:
+        marked = has_marker(site)
+    except ConfigError as exc:
+        raise ArchiveError(str(exc)) from None
+    if not marked:
         raise ArchiveError(f"{site} is not a site built by agenthropic (no {MARKER} file)")
 
     def fail(exc: OSError) -> None:
@@ -85,6 +94,9 @@ def read_site(site: Path) -> dict[str, bytes]:
 def _read_site_files(site: Path, fail: Callable[[OSError], None]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for folder, dirnames, filenames in os.walk(site, onerror=fail):
+        if folder == str(site):
+            dirnames[:] = [name for name in dirnames if name != STATE]
+            filenames = [name for name in filenames if name != STATE]
         for name in sorted(dirnames + filenames):
             path = os.path.join(folder, name)
             rel = Path(path).relative_to(site).as_posix()

@@ -10,11 +10,12 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, TypeVar
 
 from agenthropic_site import code_identity
-from agenthropic_site.cache import Cache, Priced, PricedRow, delete_cache_files
-from agenthropic_site.config import BuildConfig, check_folders
+from agenthropic_site.cache import Cache, Priced, PricedRow
+from agenthropic_site.cache.store import CacheDamaged, cache_os_problem, cache_problem
+from agenthropic_site.config import BuildConfig, ConfigError, check_folders, check_output_path
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, Skip, UnreadableError, read_bytes, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
@@ -23,12 +24,16 @@ from agenthropic_site.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.gather import Failure, gather
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.model import ParsedSession
+from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 from agenthropic_site.stored_views import load_view, refresh_views
 from agenthropic_site.workers import Workers, WorkersFailed
 
 REASON_MAX_CHARS = 300
 PARSE_IN_WORKERS_MIN = 32  # fewer changed sessions than this are parsed in the build's own process
+MAX_REPAIRS = 3  # times a build starts again after damaged rows, before it rebuilds the whole cache
+SHOWN_REPAIRS = 3  # damaged rows named in the one line that reports them
+T = TypeVar("T")
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
 
 
@@ -53,6 +58,7 @@ class BuildResult:
     skips: int = 0
     read_skips: list[Skip] = field(default_factory=list)
     repriced: int = 0
+    cache_repairs: list[str] = field(default_factory=list)  # damaged rows of the cache derived again (repair_line)
 
     @property
     def exit_code(self) -> int:
@@ -254,39 +260,120 @@ def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, 
     """Ingest the corpus into the cache (no site) and count deduplicated requests per model id."""
     root = real_root(config.corpus)
     check_folders(config.corpus, config.out, config.cache)
-    cache = Cache(config.cache, on_wait=log)
-    try:
-        _scan_and_ingest(cache, root, config, load_price_table(config.pricing), log)
-        return dict(cache.conn.execute("SELECT model, COUNT(*) FROM token_usage GROUP BY model ORDER BY model").fetchall())
-    finally:
-        cache.close()
+    prices = load_price_table(config.pricing)
+
+    def count(repairs: list[str]) -> dict[str, int]:
+        cache = Cache(config.cache, on_wait=log, repairs=repairs)
+        try:
+            _scan_and_ingest(cache, root, config, prices, log)
+            cache.verify_sessions(cache.session_ids(), ("token_usage",))
+            return dict(cache.conn.execute("SELECT model, COUNT(*) FROM token_usage GROUP BY model ORDER BY model").fetchall())
+        finally:
+            cache.close()
+
+    repairs: list[str] = []
+    models = with_repairs(config, log, repairs, count)
+    if repairs:
+        log(repair_line(repairs))
+    return models
 
 
 def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
-    """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError or OutputError."""
+    """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError (CacheError) or OutputError."""
     root = real_root(config.corpus)
     check_folders(config.corpus, config.out, config.cache)
+    check_output_path(config.out)
     prices = load_price_table(config.pricing)
-    prepare_output(config.out)
     try:
-        return _build_with_cache(config, root, prices, log)
-    except sqlite3.DatabaseError as exc:
+        prepare_output(config.out)
+    except OSError as exc:  # a read-only file system, no permission, a full disk: before any page
+        raise ConfigError(f"cannot prepare the output folder {config.out}: {exc.strerror or exc}") from None
+    repairs: list[str] = []
+    result = with_repairs(config, log, repairs, lambda notes: _build_with_cache(config, root, prices, log, notes))
+    result.cache_repairs = repairs
+    return result
+
+
+def with_repairs(config: BuildConfig, log: Callable[[str], None], repairs: list[str], work: Callable[[list[str]], T]) -> T:
+    """Run `work` on the cache; derive again whatever damage to the cache it meets, then run it again.
+
+    The corpus is the truth and the cache only saves time. Rows that fail their checksum are
+    forgotten (a session's are read again from the corpus); a file SQLite finds malformed is
+    deleted under the lock. A cache that is busy, full or cannot be opened is never deleted:
+    that is a one-line error (CacheError). Damage after a rebuild from nothing is not damage.
+    """
+    rebuilt = False
+    for attempt in range(MAX_REPAIRS + 2):
+        try:
+            return work(repairs)
+        except CacheDamaged as exc:
+            damage: Exception = exc
+            _note(repairs, exc.what)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.ProgrammingError):
+                raise  # a misuse of SQLite is a bug, not damage
+            problem = cache_problem(exc, config.cache)
+            if problem is not None:
+                raise problem from None
+            damage = exc
+            _note(repairs, f"the cache file: {exc}")
+        except OSError as exc:
+            # Outside SQLite the cache folder is written by the template cache (render/theme.py).
+            problem = cache_os_problem(exc, config.cache)
+            if problem is not None:
+                raise problem from None
+            raise
+        if rebuilt:
+            raise damage
+        # Said once, in the build's last line (repair_line), not at each attempt.
+        if isinstance(damage, CacheDamaged) and attempt < MAX_REPAIRS and _forget(config, log, damage, repairs):
+            continue
         # The corpus is the truth and the cache only saves time: start again without it.
-        log(f"the cache is damaged ({exc}); rebuilding it from the corpus")
-        delete_cache_files(config.cache)
-        return _build_with_cache(config, root, prices, log)
+        Cache.discard(config.cache, on_wait=log, wait=config.wait_for_cache)
+        rebuilt = True
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
-    cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache)
+def _forget(config: BuildConfig, log: Callable[[str], None], damage: CacheDamaged, repairs: list[str]) -> bool:
+    """Drop the damaged rows from the cache; return False when that cannot be done (rebuild it whole)."""
+    try:
+        cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache, repairs=repairs)
+        try:
+            cache.forget_damaged(damage.forget)
+        finally:
+            cache.close()
+    except sqlite3.DatabaseError as exc:
+        problem = cache_problem(exc, config.cache)
+        if problem is not None:
+            raise problem from None
+        return False
+    return True
+
+
+def _note(repairs: list[str], what: str) -> None:
+    if what not in repairs:
+        repairs.append(what)
+
+
+def repair_line(repairs: list[str]) -> str:
+    """Say in one line what damage to the cache this build found and derived again."""
+    shown = "; ".join(repairs[:SHOWN_REPAIRS]) + (f"; and {len(repairs) - SHOWN_REPAIRS} more" if len(repairs) > SHOWN_REPAIRS else "")
+    return f"agenthropic: the cache was damaged ({shown}); what it held was derived again from the corpus"
+
+
+def _build_with_cache(
+    config: BuildConfig, root: str, prices: PriceTable, log: Callable[[str], None], repairs: list[str] | None = None,
+) -> BuildResult:
+    cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache, repairs=repairs)
     try:
         scan, result = _scan_and_ingest(cache, root, config, prices, log)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
+        published = read_manifest(config.out)
         signature = site_signature(cache, config, prices, skips, scan.unlisted)
-        if not result.dirty and cache.site_signature() == signature and _outputs_present(cache, config):
-            # Nothing that any page shows has changed since the last build: no page is looked at.
-            result.pages_unchanged = len(cache.output_digests())
+        if not result.dirty and cache.site_signature() == _of_folder(signature, published.digest) and _outputs_present(config, published.files):
+            # Nothing that any page shows has changed since this folder's last build: no page is looked at.
+            result.pages_unchanged = len(published.files)
             result.failed = len(cache.failures())
             result.excluded = cache.excluded_count()
             return result
@@ -299,32 +386,29 @@ def _build_with_cache(config: BuildConfig, root: str, prices: PriceTable, log: C
         model.spool_bad_lines = cache.spool_bad_lines()
         result.failed = len(model.failures)
         result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
-        writer = SiteWriter(config.out)
-        renderer = Renderer(
-            model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact,
-            jobs=config.jobs, pricing=config.pricing,
-        )
-        # Without a record of the last build's outputs (a new cache), or after a build that did not
-        # finish (its temporary files may be left), every file under the output folder is looked at.
-        previous = set(renderer.previous) if renderer.previous and not cache.render_interrupted() else None
-        cache.set_render_interrupted(True)
+        # Until this render is published, no folder is current for the cache: a build that fails
+        # from here (its views are already stored) must not let the next one take the short cut.
+        cache.set_site_signature("")
+        # What the output folder holds is judged from its own manifest, never from the cache.
+        writer = SiteWriter.begin(config.out, published, log)
         try:
+            renderer = Renderer(
+                model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact,
+                jobs=config.jobs, pricing=config.pricing,
+            )
             result.pages_rendered = renderer.render_all().rendered
             with site_lock(config.out, True, log):
-                # A render worker that died may have left staged files: then look at every file.
-                writer.finish(None if renderer.strays else previous)
+                writer.finish(renderer.digests)
         except BaseException:
             writer.abort()
             raise
-        # Recorded only once every output is in place: a failed build leaves the old record too.
-        cache.set_output_digests(renderer.digests, renderer.previous)
         if config.redact:
             cache.set_redaction_counts(renderer.redaction_record())
-        cache.set_render_interrupted(False)
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)
         result.files_removed = len(writer.removed)
-        cache.set_site_signature(signature)
+        # Recorded only once every output is in place, with the manifest this folder now holds.
+        cache.set_site_signature(_of_folder(signature, writer.manifest_digest))
         return result
     finally:
         cache.close()
@@ -352,7 +436,13 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
     return digest.hexdigest()
 
 
-def _outputs_present(cache: Cache, config: BuildConfig) -> bool:
+def _of_folder(signature: str, manifest_digest: str | None) -> str:
+    """Tie a site signature to the manifest of the folder built with it."""
+    # Another folder (or one whose manifest changed) built from the same cache is then rendered,
+    # never taken as current.
+    return hashlib.sha256(f"{signature}|{manifest_digest}".encode()).hexdigest()
+
+
+def _outputs_present(config: BuildConfig, files: dict[str, str]) -> bool:
     out = str(config.out)
-    digests = cache.output_digests()
-    return bool(digests) and all(os.path.isfile(os.path.join(out, rel)) for rel in digests)
+    return bool(files) and all(os.path.isfile(os.path.join(out, rel)) for rel in files)

@@ -23,6 +23,7 @@ from agenthropic_site.config import (
     resolve_now,
 )
 from agenthropic_site.corpus import ContainmentError, CorpusRootError
+from agenthropic_site.terminal import printable
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
@@ -160,7 +161,7 @@ def _watch(args: argparse.Namespace) -> int:
 
     def log(message: str) -> None:
         if not args.quiet or message.startswith(("watch:", "FATAL")):
-            print(message, file=sys.stderr, flush=True)
+            print(printable(message), file=sys.stderr, flush=True)
 
     try:
         # Without a fixed clock, each pass ages statuses with the current time.
@@ -181,7 +182,7 @@ def _pricing(args: argparse.Namespace) -> int:
 
     def log(message: str) -> None:
         if not args.quiet:
-            print(message, file=sys.stderr)
+            print(printable(message), file=sys.stderr)
 
     try:
         config = _config(args)
@@ -200,9 +201,9 @@ def _pricing(args: argparse.Namespace) -> int:
 def _report(exc: Exception) -> int:
     """Print one line for an error the user can fix and return its exit code."""
     if isinstance(exc, ContainmentError):
-        print(f"FATAL: corpus containment violation - {exc}", file=sys.stderr)
+        print(printable(f"FATAL: corpus containment violation - {exc}"), file=sys.stderr)
         return EXIT_CONTAINMENT
-    print(f"agenthropic: {exc}", file=sys.stderr)
+    print(printable(f"agenthropic: {exc}"), file=sys.stderr)  # a path named in it may hold control characters
     return EXIT_USAGE
 
 
@@ -212,24 +213,31 @@ def _build(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.watch:
         return _watch(args)
-    from agenthropic_site.build import run_build
+    from agenthropic_site.build import repair_line, run_build
+    from agenthropic_site.cache.store import CacheFullError
     from agenthropic_site.cost import PricingFileError
     from agenthropic_site.render.writer import OutputError
 
     def log(message: str) -> None:
         if not args.quiet:
-            print(message, file=sys.stderr)
+            print(printable(message), file=sys.stderr)
 
     try:
         config = _config(args)
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
         result = run_build(config, log)
+    except CacheFullError as exc:
+        # Like a full output folder (exit 1): nothing is lost, the site is whole and the cache consistent.
+        print(f"agenthropic: {exc}; the site was left whole: free some space and build again", file=sys.stderr)
+        return EXIT_FAILURES
     except (CorpusRootError, ConfigError, PricingFileError, ContainmentError) as exc:
         return _report(exc)
     except OutputError as exc:
         print(f"agenthropic: {exc}; the previous site was left as it was", file=sys.stderr)
         return EXIT_FAILURES
+    if result.cache_repairs:
+        print(printable(repair_line(result.cache_repairs)), file=sys.stderr)  # even with -q: the user's cache was damaged
     log(
         f"{result.sessions} sessions: {result.parsed} parsed, {result.reused} unchanged, {result.failed} failed, "
         f"{result.excluded} unpriced; {result.skips} files skipped; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -105,8 +106,28 @@ def is_inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def check_folder_path(path: Path, option: str) -> None:
+    """Refuse a folder path with a part that exists and is not a folder (`--out notes.txt/site`)."""
+    for part in (path, *path.parents):
+        try:
+            mode = os.stat(part).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there yet (a file higher up is found further up)
+        except OSError as exc:
+            raise ConfigError(f"{option} {path}: cannot look at {part}: {exc.strerror}") from None
+        if not stat.S_ISDIR(mode):
+            raise ConfigError(f"{option} {path}: {part} is a file, not a folder; choose another {option}")
+        return
+
+
+def check_output_path(out: Path) -> None:
+    """Refuse an output folder that cannot be one (a part of its path is a file)."""
+    check_folder_path(out, "--out")
+
+
 def check_folders(corpus: Path, out: Path, cache: Path) -> None:
-    """Refuse folder combinations that would let one stage write into another's input."""
+    """Refuse folder combinations that would let one stage write into another's input, and a cache path through a file."""
+    check_folder_path(cache, "--cache")
     if is_inside(cache, corpus):
         raise ConfigError(f"the cache folder {cache} is inside the corpus {corpus}; choose another --cache")
     if is_inside(cache, out):

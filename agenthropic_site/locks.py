@@ -16,3 +16,12 @@ def take_lock(fd: int, exclusive: bool, on_wait: Callable[[str], None], message:
             raise
         on_wait(message)
         fcntl.flock(fd, operation)
+
+
+def try_lock(fd: int) -> bool:
+    """Lock an open file (or folder) exclusively if nobody holds it; return whether it is now ours."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

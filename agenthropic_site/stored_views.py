@@ -97,7 +97,7 @@ def decode_summary(body: bytes) -> SessionSummary:
     )
 
 
-DAMAGED = (ValueError, KeyError, TypeError, ArithmeticError)  # what decoding bytes the cache damaged raises
+DAMAGED = (ValueError, KeyError, TypeError, ArithmeticError)  # what decoding bytes that are not a view raises
 
 
 def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, SessionSummary]:
@@ -117,16 +117,30 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
     todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
     for start in range(0, len(todo), VIEW_BATCH):
         # In batches, so memory follows the batch, not the corpus.
-        store_views(cache, compute_views(cache, todo[start : start + VIEW_BATCH], prices))
+        batch = todo[start : start + VIEW_BATCH]
+        cache.verify_for_views(batch)  # the rows a view is computed from are as they were written
+        store_views(cache, compute_views(cache, batch, prices))
     summaries = {}
     damaged = []
     for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once
-        try:
-            summaries[sid] = decode_summary(body)
-        except DAMAGED:
+        summary = None
+        if body is not None:  # None: it failed its checksum
+            try:
+                summary = decode_summary(body)
+            except DAMAGED:
+                pass
+        if summary is None:
             damaged.append(sid)
+        else:
+            summaries[sid] = summary
+    known = set(cache.session_ids()) if damaged else set()
     for sid in damaged:
-        # A summary the cache damaged: derive it again from the tables.
+        if sid not in known:
+            # Its session id is what was damaged (the session's own view was computed above).
+            cache.forget_damaged((("view", sid),))
+            continue
+        # A summary the cache damaged (it failed its checksum): derive it again from the tables.
+        cache.verify_for_views([sid])
         summaries[sid] = store_views(cache, compute_views(cache, [sid], prices))[sid]
     return dict(sorted(summaries.items()))
 
@@ -134,12 +148,17 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
 def load_view(cache: Cache, session_id: str, prices: PriceTable, store: bool = True) -> SessionView:
     """Return one session's stored view (ingest statuses), computing it again if the cache damaged it.
 
-    A render worker reads the cache only (`store=False`): the view it computes again is not kept.
+    A render worker reads the cache only (`store=False`): the cache raises the damage it finds to
+    the build, and a view computed again here is not kept.
     """
-    try:
-        return decode_view(cache.view_body(session_id))
-    except DAMAGED:
-        view = compute_views(cache, [session_id], prices)[session_id]
-        if store:
-            store_views(cache, {session_id: view})
-        return decode_view(encode_view(view))
+    body = cache.view_body(session_id)  # None when absent or damaged (the cache notes the damage)
+    if body is not None:
+        try:
+            return decode_view(body)
+        except DAMAGED:
+            pass  # sound bytes this code cannot read: derived again like damaged ones
+    cache.verify_for_views([session_id])
+    view = compute_views(cache, [session_id], prices)[session_id]
+    if store:
+        store_views(cache, {session_id: view})
+    return decode_view(encode_view(view))

@@ -29,9 +29,15 @@ def build_subprocess(corpus: Path, out: Path, cache: Path, env: dict[str, str] |
     return subprocess.run(command, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+# The build's record of what it published: its input digests name the corpus files' inodes and
+# mtimes, so it differs between copies of a corpus; it is not part of the site (snapshot and diff skip it).
+SITE_MANIFEST = ".agenthropic/manifest"
+
+
 def tree_bytes(folder: Path) -> dict[str, bytes]:
-    """Map every file below a folder (relative POSIX path) to its bytes."""
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+    """Map every file below a folder (relative POSIX path) to its bytes, the build's manifest aside."""
+    files = {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {rel: path.read_bytes() for rel, path in files.items() if rel != SITE_MANIFEST}
 
 
 @pytest.fixture

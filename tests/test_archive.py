@@ -161,9 +161,9 @@ def test_a_snapshot_and_a_build_publishing_the_same_site_take_turns(tmp_path: Pa
         builder = threading.Thread(target=build, args=(DEMO_CORPUS, site, tmp_path / "cache"))
         builder.start()
         deadline = time.monotonic() + 60
-        while not list(site.glob(".tmp-*.part")) and time.monotonic() < deadline:
+        while not list(site.glob(".agenthropic/staging/*/*.part")) and time.monotonic() < deadline:
             time.sleep(0.05)  # until the build has staged its pages and waits to publish them
-        assert list(site.glob(".tmp-*.part")), "the build never staged its pages"
+        assert list(site.glob(".agenthropic/staging/*/*.part")), "the build never staged its pages"
         builder.join(0.5)
         assert builder.is_alive() and not (site / "index.html").exists(), "the build published under a reader"
     builder.join(60)

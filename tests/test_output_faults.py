@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,16 @@ SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
 
 def fail_after(monkeypatch: pytest.MonkeyPatch, count: int, error: int) -> None:
     """Let `count` output files be staged, then fail like a full (or read-only) disk."""
-    real = tempfile.mkstemp
+    real = writer_module._create_staged
     calls = [0]
 
-    def mkstemp(*args, **kwargs):
+    def create_staged(folder: int) -> tuple[int, str]:
         calls[0] += 1
         if calls[0] > count:
             raise OSError(error, "simulated")
-        return real(*args, **kwargs)
+        return real(folder)
 
-    monkeypatch.setattr(writer_module.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(writer_module, "_create_staged", create_staged)
 
 
 @pytest.mark.parametrize("error", [errno.ENOSPC, errno.EROFS])

@@ -1,13 +1,18 @@
-"""The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated."""
+"""The SQLite cache schema; a cache of another version is deleted and rebuilt, never migrated.
 
-SCHEMA_VERSION = 10
+Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a session's transcripts
+said), so that damage to the file is found when the row is read and the row derived again.
+"""
+
+SCHEMA_VERSION = 11
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
 SCHEMA = f"""
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
+    value TEXT NOT NULL,
+    value_sum TEXT
 );
 CREATE TABLE sessions (
     session_id TEXT PRIMARY KEY,
@@ -101,11 +106,13 @@ CREATE TABLE transcripts (
     session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     agent_id TEXT NOT NULL,
     body BLOB NOT NULL,
+    body_sum TEXT NOT NULL,
     PRIMARY KEY (session_id, agent_id)
 );
 CREATE TABLE ingest_checkpoints (
     session_id TEXT PRIMARY KEY,
-    fingerprint TEXT NOT NULL
+    fingerprint TEXT NOT NULL,
+    row_sum TEXT NOT NULL
 );
 CREATE TABLE ingest_failures (
     session_id TEXT PRIMARY KEY,
@@ -113,24 +120,25 @@ CREATE TABLE ingest_failures (
     fingerprint TEXT NOT NULL,
     reason TEXT NOT NULL,
     consecutive INTEGER NOT NULL,
-    retry_at_build INTEGER NOT NULL DEFAULT 0
+    retry_at_build INTEGER NOT NULL DEFAULT 0,
+    row_sum TEXT NOT NULL
 );
 CREATE TABLE flat_owners (
     rel TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
-    session_id TEXT
+    session_id TEXT,
+    row_sum TEXT NOT NULL
 );
 CREATE TABLE views (
     session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
     body BLOB NOT NULL,
     summary BLOB NOT NULL,
-    excluded INTEGER NOT NULL
-);
-CREATE TABLE outputs (
-    path TEXT PRIMARY KEY,
-    digest TEXT NOT NULL
+    excluded INTEGER NOT NULL,
+    body_sum TEXT NOT NULL,
+    summary_sum TEXT NOT NULL,
+    row_sum TEXT NOT NULL
 );
 CREATE TABLE events_raw (
     seq INTEGER PRIMARY KEY,
@@ -152,6 +160,15 @@ CREATE TABLE events (
 CREATE INDEX events_session ON events(session_id, at);
 CREATE TABLE svg_cache (
     digest TEXT PRIMARY KEY,
-    svg BLOB NOT NULL
+    svg BLOB NOT NULL,
+    svg_sum TEXT NOT NULL
+);
+-- The digest of each session's rows in each table that holds what its transcripts said,
+-- written with them (Cache.write_session, set_prices, apply_event) and checked before use.
+CREATE TABLE row_sums (
+    session_id TEXT NOT NULL,
+    tbl TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    PRIMARY KEY (session_id, tbl)
 );
 """

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import itertools
 import os
-from datetime import datetime
 import sqlite3
+import stat
+from datetime import datetime
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -13,7 +17,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
-from agenthropic_site.config import stale_cutoff
+from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
 from agenthropic_site.locks import take_lock
 from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
@@ -31,6 +35,21 @@ AGENT_INSERT = "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 QUARANTINE_AFTER = 3
 MAX_QUARANTINE_BUILDS = 32
 LOCK_FILE = "build.lock"
+BUSY_TIMEOUT = 30.0  # seconds a statement waits for another process's write lock before the cache is "busy"
+# The tables holding what a session's transcripts said, each sealed per session by a digest of its
+# rows in `row_sums`: (columns, order), no columns meaning all. Transcript bodies have checksums of
+# their own (too large to digest at every check): here only which agents have one, and its sum.
+SEALED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
+    "sessions": ((), "session_id"),
+    "agents": ((), "agent_id"),
+    "orchestration_edges": ((), "parent, child"),
+    "token_usage": ((), "seq"),
+    "compactions": ((), "seq"),
+    "transcripts": (("agent_id", "body_sum"), "agent_id"),
+}
+EMPTY_DIGEST = "no rows"
+UNDECODABLE = "a text that is not UTF-8"  # never a digest: the rows are damaged
+FAILURE_COLUMNS = "session_id, project, fingerprint, reason, consecutive, retry_at_build"
 
 
 def _dumps(value: Any) -> str:
@@ -53,8 +72,112 @@ class PricedRow:
     speed: str | None
 
 
-class CacheBusyError(Exception):
-    """Another build holds the cache and this one chose not to wait (watch mode)."""
+class CacheError(ConfigError):
+    """The cache folder cannot be used as it is (exit code 2): a part that is a file, a file that is a folder, no access."""
+
+
+class CacheBusyError(CacheError):
+    """Another build or program holds the cache and this build stopped waiting (watch mode: at once)."""
+
+
+class CacheFullError(CacheError):
+    """No space is left on the cache's device (exit code 1: the site is left whole)."""
+
+
+class CacheDamaged(Exception):
+    """Stored rows failed their checksum: the build forgets them and starts again, deriving them anew.
+
+    `forget` holds ("session", id): its rows, read again from the corpus; ("view", id): its stored
+    view; ("svg", digest): a drawn graph. Raised where a row cannot be derived again on the spot
+    (a render worker, a session's rows), and picklable, so a worker's reaches the build.
+    """
+
+    def __init__(self, what: str, forget: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(what, forget)
+        self.what = what
+        self.forget = forget
+
+    def __str__(self) -> str:
+        return self.what
+
+
+# SQLite's answers that say the cache cannot be used now, as opposed to damage (which is rebuilt).
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_ACCESS_CODES = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH,
+                 sqlite3.SQLITE_NOLFS, sqlite3.SQLITE_NOMEM)
+_ACCESS_TEXTS = ("disk I/O error", "attempt to write a readonly database", "unable to open database file", "out of memory")
+
+
+def cache_problem(exc: sqlite3.Error, folder: Path) -> CacheError | None:
+    """Return the error an SQLite failure means for the user, or None when it means damage (rebuild the cache).
+
+    A lock another process holds is "busy" and a full disk is "full": deleting the cache would
+    not help, and a busy cache is someone else's work in progress.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)  # lost when a worker's error was pickled: the text says it too
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(exc)
+    if primary in _BUSY_CODES or text.startswith(("database is locked", "database table is locked")):
+        return CacheBusyError(
+            f"the cache in {folder} is in use by another process ({text}); it was left as it is: build again when that process is done"
+        )
+    if primary == sqlite3.SQLITE_FULL or text.startswith("database or disk is full") or (
+        # A full disk shows as an I/O error when SQLite cannot grow its shared-memory file.
+        (primary == sqlite3.SQLITE_IOERR or text.startswith("disk I/O error")) and _no_space(folder)
+    ):
+        return CacheFullError(f"no space left for the cache in {folder} ({text})")
+    if primary in _ACCESS_CODES or text.startswith(_ACCESS_TEXTS):
+        return CacheError(f"cannot use the cache in {folder} ({text})")
+    return None
+
+
+def _no_space(folder: Path) -> bool:
+    """Tell whether the device of a folder has no space left."""
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
+
+
+def os_problem(exc: OSError, what: str) -> CacheError:
+    """Return the one-line error for a file-system failure while setting up or writing the cache."""
+    if exc.errno == errno.ENOSPC:
+        return CacheFullError(f"no space left for the cache: {what} ({exc.strerror})")
+    return CacheError(f"{what}: {exc.strerror or exc}")
+
+
+def cache_os_problem(exc: OSError, folder: Path) -> CacheError | None:
+    """Return the one-line error for a file-system failure in the cache folder, or None when it happened elsewhere."""
+    in_folder = isinstance(exc.filename, str) and is_inside(Path(exc.filename), folder)
+    if in_folder or (exc.filename is None and exc.errno == errno.ENOSPC and _no_space(folder)):
+        return os_problem(exc, f"cannot write in the cache folder {folder}")
+    return None
+
+
+def _sum(*parts: str | bytes | int | None) -> str:
+    """Return the checksum kept beside a stored row (over its key and its values)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        if part is None:
+            data = b"n"
+        elif isinstance(part, bytes):
+            data = b"b" + part
+        elif isinstance(part, int):
+            data = b"i" + str(part).encode()
+        else:
+            data = b"s" + part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _view_row_sound(session_id: str, excluded: int, body_sum: str, summary_sum: str, row_sum: str) -> bool:
+    return row_sum == _sum(session_id, excluded, body_sum, summary_sum)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already (it does on a full disk)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _text(value: Any) -> str | None:
@@ -68,17 +191,55 @@ def delete_cache_files(folder: Path) -> None:
             os.unlink(f"{folder / CACHE_FILE}{suffix}")
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise os_problem(exc, f"cannot delete the damaged cache file {folder / CACHE_FILE}{suffix}") from None
+
+
+def _make_folder(folder: Path) -> None:
+    """Create the cache folder (0700), or say in one line why it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:
+        raise CacheError(f"the cache folder {folder} is a file, not a folder; choose another --cache") from None
+    except OSError as exc:
+        raise os_problem(exc, f"cannot create the cache folder {folder}") from None
+
+
+def _get_meta(conn: sqlite3.Connection, key: str) -> tuple[str | None, bool]:
+    """Return a stored setting (None when absent) and whether it failed its checksum."""
+    row = conn.execute("SELECT value, value_sum FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None, False
+    if row[1] != _sum(key, row[0]):
+        return None, True
+    return row[0], False
+
+
+def _put_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value, value_sum) VALUES (?, ?, ?)", (key, value, _sum(key, value)))
 
 
 class Cache:
-    """A connection to the cache file with the operations the build needs."""
+    """A connection to the cache file with the operations the build needs.
 
-    def __init__(self, folder: Path, on_wait: Callable[[str], None] = lambda message: None, wait: bool = True) -> None:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    Damage found in a row as it is read is noted in `repairs` (one short phrase each) and derived
+    again on the spot when it can be, else raised as CacheDamaged for the build to start again.
+    """
+
+    def __init__(
+        self, folder: Path, on_wait: Callable[[str], None] = lambda message: None, wait: bool = True, repairs: list[str] | None = None,
+    ) -> None:
+        _make_folder(folder)
         self.path = folder / CACHE_FILE
         self.rebuilt_reason: str | None = None
+        self.repairs = repairs if repairs is not None else []
+        self.read_only = False
         self._lock: int | None = self._acquire(folder / LOCK_FILE, on_wait, wait)
-        self.conn = self._open()
+        try:
+            self.conn = self._open()
+        except BaseException:
+            os.close(self._lock)  # else a build that starts again in this process waits for itself
+            raise
 
     @classmethod
     def reader(cls, folder: Path) -> Cache:
@@ -86,15 +247,31 @@ class Cache:
         cache = cls.__new__(cls)
         cache.path = folder / CACHE_FILE
         cache.rebuilt_reason = None
+        cache.repairs = []
+        cache.read_only = True  # damage is raised to the build, which repairs it
         cache._lock = None  # the build that started this worker holds it
-        cache.conn = sqlite3.connect(cache.path, timeout=30, isolation_level=None)
+        cache.conn = sqlite3.connect(cache.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         cache.conn.execute("PRAGMA query_only=ON")
         return cache
+
+    @classmethod
+    def discard(cls, folder: Path, on_wait: Callable[[str], None] = lambda message: None, wait: bool = True) -> None:
+        """Delete a damaged cache file under the lock (never under another build's feet)."""
+        lock = cls._acquire(folder / LOCK_FILE, on_wait, wait)
+        try:
+            delete_cache_files(folder)
+        finally:
+            os.close(lock)
 
     @staticmethod
     def _acquire(path: Path, on_wait: Callable[[str], None], wait: bool) -> int:
         """Hold the cache for one build at a time; a second build waits and says so (or gives up)."""
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except IsADirectoryError:
+            raise CacheError(f"the cache lock {path} is a folder, not a file; remove it or choose another --cache") from None
+        except OSError as exc:
+            raise os_problem(exc, f"cannot open the cache lock {path}") from None
         try:
             take_lock(fd, True, on_wait, f"another build is using the cache in {path.parent}; waiting for it to finish", wait)
         except BlockingIOError:
@@ -103,30 +280,69 @@ class Cache:
         return fd
 
     def _open(self) -> sqlite3.Connection:
-        reason = None
+        self._check_file()
         if self.path.exists():
-            try:
-                conn = self._connect()
-                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                if row is not None and row[0] == str(SCHEMA_VERSION):
-                    # Deeper damage shows up as DatabaseError during the build, which then starts
-                    # again on a fresh cache (build.run_build); a full check here would read it all.
-                    return conn
-                conn.close()
-                reason = "cache of another version"
-            except sqlite3.DatabaseError:
-                reason = "cache file is corrupt"
+            conn, reason = self._open_existing()
+            if conn is not None:
+                return conn
             self._delete_files()
-        self.rebuilt_reason = reason
-        conn = self._connect()
-        with conn:
-            conn.executescript(SCHEMA)
-            conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.rebuilt_reason = reason  # None for damage: the build reports that in its last line
+        try:
+            conn = self._connect()
+            with conn:
+                conn.executescript(SCHEMA)
+                _put_meta(conn, "schema_version", str(SCHEMA_VERSION))
+        except sqlite3.DatabaseError as exc:
+            raise cache_problem(exc, self.path.parent) or exc from None
         return conn
 
+    def _open_existing(self) -> tuple[sqlite3.Connection | None, str | None]:
+        """Open the cache file when it is of this version and its header is sound, else say why it is rebuilt."""
+        conn = None
+        damage = None
+        try:
+            conn = self._connect()
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None or row[0] != str(SCHEMA_VERSION):
+                conn.close()
+                return None, "cache of another version"
+            if _get_meta(conn, "schema_version") == (str(SCHEMA_VERSION), False):
+                # Deeper damage is found as rows are read (their checksums) or shows up as a
+                # DatabaseError, and build.run_build repairs it; a full check here would read it all.
+                return conn, ""
+            damage = "its schema version fails its checksum"
+        except sqlite3.DatabaseError as exc:
+            problem = cache_problem(exc, self.path.parent)
+            if problem is not None:
+                if conn is not None:
+                    conn.close()
+                raise problem from None
+            damage = str(exc)
+        if conn is not None:
+            conn.close()
+        self._note(f"the cache file: {damage}")
+        return None, None
+
+    def _check_file(self) -> None:
+        """Refuse a cache file that is not a regular file (a folder in its place): deleting it is not ours to do."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise os_problem(exc, f"cannot look at the cache file {self.path}") from None
+        if stat.S_ISDIR(mode):
+            raise CacheError(f"the cache file {self.path} is a folder, not a file; remove it or choose another --cache")
+        if not stat.S_ISREG(mode):
+            raise CacheError(f"the cache file {self.path} is not a regular file; remove it or choose another --cache")
+
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        os.chmod(self.path, 0o600)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        try:
+            os.chmod(self.path, 0o600)
+        except OSError as exc:
+            conn.close()
+            raise os_problem(exc, f"cannot use the cache file {self.path}") from None
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -141,34 +357,173 @@ class Cache:
         if self._lock is not None:
             os.close(self._lock)
 
+    # -- checksums ------------------------------------------------------------------------------
+
+    def _note(self, what: str) -> None:
+        """Remember a damaged row that was derived again (reported in one line at the end of the build)."""
+        if what not in self.repairs:
+            self.repairs.append(what)
+
+    def _damaged(self, what: str, forget: tuple[tuple[str, str], ...]) -> None:
+        """Note damage this connection derives again on the spot, or raise it to the build from a reader."""
+        if self.read_only:
+            raise CacheDamaged(what, forget)
+        self._note(what)
+
+    def _meta(self, key: str) -> str | None:
+        """Return a stored setting; one that fails its checksum is noted and taken as absent (derived again)."""
+        value, damaged = _get_meta(self.conn, key)
+        if damaged and not self.read_only:
+            self._note(f"a stored setting ({key})")
+        return value
+
+    def _set_meta(self, key: str, value: str) -> None:
+        _put_meta(self.conn, key, value)
+
+    def _digests(self, table: str, session_ids: list[str]) -> dict[str, str]:
+        """Digest each session's rows in one table exactly as stored (no rows: no entry; text that no longer decodes: UNDECODABLE)."""
+        columns, order = SEALED_TABLES[table]
+        sql = (f"SELECT session_id, {', '.join(columns) or '*'} FROM {table} "
+               f"WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY session_id, {order}")
+        try:
+            rows = self.conn.execute(sql, (orjson.dumps(sorted(session_ids)).decode(),)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):  # "Could not decode to UTF-8 column ...": a damaged byte in a text
+                raise
+            if len(session_ids) == 1:
+                return {session_ids[0]: UNDECODABLE}
+            return {sid: digest for one in session_ids for sid, digest in self._digests(table, [one]).items()}
+        return {
+            sid: hashlib.sha256(repr(list(group)).encode("utf-8", "surrogatepass")).hexdigest()
+            for sid, group in itertools.groupby(rows, key=lambda row: row[0])
+        }
+
+    def _seal(self, session_id: str, tables: tuple[str, ...] = ()) -> None:
+        """Record the digest of a session's rows (in the caller's transaction, after writing them)."""
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO row_sums VALUES (?, ?, ?)",
+            [(session_id, table, self._digests(table, [session_id]).get(session_id, EMPTY_DIGEST)) for table in tables or SEALED_TABLES],
+        )
+
+    def verify_sessions(self, session_ids: list[str], tables: tuple[str, ...] = ()) -> None:
+        """Raise CacheDamaged naming every one of these sessions whose rows are not as written (no rows and no digest is sound)."""
+        ids = sorted(set(session_ids))
+        if not ids:
+            return
+        stored = {
+            (sid, table): digest for sid, table, digest in self.conn.execute(
+                "SELECT session_id, tbl, digest FROM row_sums WHERE session_id IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(ids).decode(),),
+            )
+        }
+        damaged: set[str] = set()
+        for table in tables or SEALED_TABLES:
+            found = self._digests(table, ids)
+            damaged |= {sid for sid in ids if stored.get((sid, table), EMPTY_DIGEST) != found.get(sid, EMPTY_DIGEST)}
+        if damaged:
+            first = min(damaged)
+            named = first if len(damaged) == 1 else f"{first} and {len(damaged) - 1} more"
+            raise CacheDamaged(f"the stored rows of session {named}", tuple(("session", sid) for sid in sorted(damaged)))
+
+    def verify_for_views(self, session_ids: list[str]) -> None:
+        """Check the rows a view of these sessions is computed from: theirs and those of every session sharing a request."""
+        self.verify_sessions(session_ids)
+        self.verify_sessions(sorted({row[2] for row in self.shared_requests(session_ids)} - set(session_ids)))
+
+    def forget_damaged(self, forget: tuple[tuple[str, str], ...]) -> None:
+        """Drop what failed its checksum, so that the build derives it again.
+
+        A session's rows go with its checkpoint (it is read again from the corpus), and with them
+        every stored view: another session's view may have counted a request of this one.
+        """
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for kind, key in forget:
+                if kind == "session":
+                    self._delete_rows(key)
+                    conn.execute("DELETE FROM views")
+                elif kind == "view":
+                    conn.execute("DELETE FROM views WHERE session_id = ?", (key,))
+                elif kind == "svg":
+                    conn.execute("DELETE FROM svg_cache WHERE digest = ?", (key,))
+            # The next attempt renders: no folder is taken as current for this cache.
+            conn.execute("DELETE FROM meta WHERE key = 'site_signature'")
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
     def invalidate_unless(self, inputs_digest: str) -> bool:
         """Forget every checkpoint when the tool version changed; return whether it did."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'inputs_digest'").fetchone()
-        if row is not None and row[0] == inputs_digest:
+        known = self._meta("inputs_digest")
+        if known == inputs_digest:
             return False
         with self.conn:
             self.conn.execute("DELETE FROM ingest_checkpoints")
             self.conn.execute("DELETE FROM views")  # views are derived by the code too
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('inputs_digest', ?)", (inputs_digest,))
-        return row is not None
+            self._set_meta("inputs_digest", inputs_digest)
+        return known is not None
 
     def flat_owner(self, ref: FileRef) -> tuple[bool, str | None]:
         """Return (known, session id) for a flat agent file as lstat saw it."""
         row = self.conn.execute(
-            "SELECT session_id FROM flat_owners WHERE rel = ? AND size = ? AND mtime_ns = ? AND inode = ?",
+            "SELECT session_id, row_sum FROM flat_owners WHERE rel = ? AND size = ? AND mtime_ns = ? AND inode = ?",
             (ref.rel, ref.size, ref.mtime_ns, ref.inode),
         ).fetchone()
-        return (row is not None, row[0] if row else None)
+        if row is None:
+            return False, None
+        if row[1] != _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, row[0]):
+            self._note("the stored session of a flat agent file")
+            return False, None  # read again; put_flat_owner replaces the row
+        return True, row[0]
 
     def put_flat_owner(self, ref: FileRef, session_id: str | None) -> None:
         """Remember which session a flat agent file names, keyed by its lstat signature."""
-        self.conn.execute("INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?)", (ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id))
+        self.conn.execute(
+            "INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?,?)",
+            (ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id, _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id)),
+        )
 
     # -- ingest -------------------------------------------------------------------------------
 
     def checkpoints(self) -> dict[str, str]:
-        """Return the fingerprint of every session projected successfully."""
-        return dict(self.conn.execute("SELECT session_id, fingerprint FROM ingest_checkpoints"))
+        """Return the fingerprint of every session projected successfully.
+
+        A checkpoint or failure record that fails its checksum is dropped first: its session is
+        then read again from the corpus in this build.
+        """
+        found = {}
+        damaged = []
+        for rowid, session_id, fingerprint, row_sum in self.conn.execute(
+            "SELECT rowid, session_id, fingerprint, row_sum FROM ingest_checkpoints"
+        ):
+            if row_sum == _sum(session_id, fingerprint):
+                found[session_id] = fingerprint
+            else:
+                damaged.append(rowid)
+        if damaged:
+            self.conn.executemany("DELETE FROM ingest_checkpoints WHERE rowid = ?", [(rowid,) for rowid in damaged])
+            self._note(f"the stored checkpoints of {len(damaged)} session(s)")
+        self._drop_damaged_failures()
+        return found
+
+    def _drop_damaged_failures(self) -> None:
+        """Delete failure records that fail their checksum: their sessions are read again."""
+        damaged = [
+            (rowid,) for rowid, *row, row_sum in self.conn.execute(f"SELECT rowid, {FAILURE_COLUMNS}, row_sum FROM ingest_failures")
+            if row_sum != _sum(*row)
+        ]
+        if damaged:
+            self.conn.executemany("DELETE FROM ingest_failures WHERE rowid = ?", damaged)
+            self._note(f"the stored failure records of {len(damaged)} session(s)")
+
+    def _update_failures(self, assignment: str) -> None:
+        """Change every failure record and write its checksum again (in the caller's transaction; damaged ones go first)."""
+        self._drop_damaged_failures()
+        self.conn.execute(f"UPDATE ingest_failures SET {assignment}")
+        rows = self.conn.execute(f"SELECT rowid, {FAILURE_COLUMNS} FROM ingest_failures").fetchall()
+        self.conn.executemany("UPDATE ingest_failures SET row_sum = ? WHERE rowid = ?", [(_sum(*row), rowid) for rowid, *row in rows])
 
     def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced) -> None:
         """Replace everything cached for one session, priced, in a single transaction (all or nothing)."""
@@ -196,11 +551,14 @@ class Cache:
             )
             self._insert_detail(parsed)
             self._apply_prices(parsed.session_id, priced)
-            conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?)", (parsed.session_id, fingerprint))
+            conn.execute(
+                "INSERT INTO ingest_checkpoints VALUES (?, ?, ?)", (parsed.session_id, fingerprint, _sum(parsed.session_id, fingerprint))
+            )
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
+            self._seal(parsed.session_id)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     def _insert_detail(self, parsed: ParsedSession) -> None:
@@ -236,13 +594,14 @@ class Cache:
                 for seq, c in enumerate(parsed.compactions)
             ],
         )
+        bodies = ((agent_id, _encode_messages(messages)) for agent_id, messages in sorted(parsed.transcripts.items()))
         conn.executemany(
-            "INSERT INTO transcripts VALUES (?,?,?)",
-            [(sid, agent_id, _encode_messages(messages)) for agent_id, messages in sorted(parsed.transcripts.items())],
+            "INSERT INTO transcripts VALUES (?,?,?,?)", [(sid, agent_id, body, _sum(sid, agent_id, body)) for agent_id, body in bodies]
         )
 
     def _delete_rows(self, session_id: str, keep: tuple[str, ...] = ()) -> None:
-        for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints"):
+        for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints",
+                      "row_sums"):
             if table in keep:
                 continue
             if table == "agents":
@@ -251,7 +610,8 @@ class Cache:
             self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
     def usage_rows(self, session_id: str) -> list[PricedRow]:
-        """Return a session's usage rows for pricing."""
+        """Return a session's usage rows for pricing (checked: a price change must not bless damaged rows)."""
+        self.verify_sessions([session_id], ("token_usage",))
         return [
             PricedRow(seq, model, Tokens(i, o, r, w5, w1), at, speed)
             for seq, model, i, o, r, w5, w1, at, speed in self.conn.execute(
@@ -267,9 +627,10 @@ class Cache:
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._apply_prices(session_id, priced)
+            self._seal(session_id, ("token_usage",))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     def _apply_prices(self, session_id: str, priced: Priced) -> None:
@@ -285,6 +646,7 @@ class Cache:
 
     def neighbours(self, session_ids: list[str]) -> set[str]:
         """Return other sessions that share a request with these (ownership may move between them)."""
+        self.verify_sessions(session_ids, ("token_usage",))  # a damaged id would hide a neighbour
         return {row[2] for row in self.shared_requests(session_ids)} - set(session_ids)
 
     def shared_requests(self, session_ids: list[str]) -> list[tuple[str | None, str | None, str, str | None]]:
@@ -321,21 +683,38 @@ class Cache:
 
     def put_views(self, rows: dict[str, tuple[bytes, bytes, bool]]) -> None:
         """Store computed session views with their summaries and whether the session is excluded."""
+        stored = []
+        for sid, (body, summary, excluded) in sorted(rows.items()):
+            body_sum, summary_sum = _sum(body), _sum(summary)
+            stored.append((sid, body, summary, int(excluded), body_sum, summary_sum, _sum(sid, int(excluded), body_sum, summary_sum)))
         with self.conn:
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?)",
-                [(sid, body, summary, int(excluded)) for sid, (body, summary, excluded) in sorted(rows.items())],
-            )
+            self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?, ?, ?, ?)", stored)
 
-    def view_summaries(self) -> Iterator[tuple[str, bytes]]:
-        """Yield every stored session summary by session id (not the views: those are read one by one)."""
-        for sid, summary in self.conn.execute("SELECT session_id, summary FROM views ORDER BY session_id"):
-            yield sid, bytes(summary)
+    def view_summaries(self) -> Iterator[tuple[str, bytes | None]]:
+        """Yield every stored session summary by session id (None when damaged: derive it again).
+
+        Not the views: those are read one by one.
+        """
+        for sid, summary, *sums in self.conn.execute(
+            "SELECT session_id, summary, excluded, body_sum, summary_sum, row_sum FROM views ORDER BY session_id"
+        ):
+            if _view_row_sound(sid, *sums) and _sum(bytes(summary)) == sums[2]:
+                yield sid, bytes(summary)
+            else:
+                self._damaged(f"the stored summary of session {sid}", (("view", sid),))
+                yield sid, None
 
     def view_body(self, session_id: str) -> bytes | None:
-        """Return one session's stored view."""
-        row = self.conn.execute("SELECT body FROM views WHERE session_id = ?", (session_id,)).fetchone()
-        return None if row is None else bytes(row[0])
+        """Return one session's stored view (None when there is none, or it is damaged: derive it again)."""
+        row = self.conn.execute(
+            "SELECT body, excluded, body_sum, summary_sum, row_sum FROM views WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        if _view_row_sound(session_id, *row[1:]) and _sum(bytes(row[0])) == row[2]:
+            return bytes(row[0])
+        self._damaged(f"the stored view of session {session_id}", (("view", session_id),))
+        return None
 
     def sessions_without_view(self) -> list[str]:
         """Return sessions whose view was never computed (a new cache, an interrupted build)."""
@@ -356,34 +735,20 @@ class Cache:
         # Quarantined: read again only when its bytes changed, and not before its turn.
         return row[0] == fingerprint or build < row[2]
 
-    def output_digests(self) -> dict[str, str]:
-        """Return the input digest each output file was last written from."""
-        return dict(self.conn.execute("SELECT path, digest FROM outputs"))
-
-    def set_output_digests(self, digests: dict[str, str], previous: dict[str, str]) -> None:
-        """Make the record of output digests this build's, writing only what changed."""
-        with self.conn:
-            self.conn.executemany("DELETE FROM outputs WHERE path = ?", [(path,) for path in sorted(set(previous) - set(digests))])
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO outputs VALUES (?, ?)",
-                sorted((path, digest) for path, digest in digests.items() if previous.get(path) != digest),
-            )
-
     def site_signature(self) -> str | None:
-        """Return the signature of the last build that rendered the site."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'site_signature'").fetchone()
-        return row[0] if row else None
+        """Return the signature of the last build that rendered a site (tied to that folder's manifest)."""
+        return self._meta("site_signature")
 
     def set_site_signature(self, signature: str) -> None:
         """Remember the signature of the build that just rendered the site."""
         with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('site_signature', ?)", (signature,))
+            self._set_meta("site_signature", signature)
 
     def redaction_counts(self) -> dict[str, Any]:
         """Return the last `--redact` build's masks in each session's transcripts: {session: [inputs digest, {kind: n}]}."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'redaction_counts'").fetchone()
+        value = self._meta("redaction_counts")  # damaged: counted again as pages load
         try:
-            counts = orjson.loads(row[0]) if row else {}
+            counts = orjson.loads(value) if value is not None else {}
         except orjson.JSONDecodeError:
             return {}
         return counts if isinstance(counts, dict) else {}
@@ -391,7 +756,7 @@ class Cache:
     def set_redaction_counts(self, counts: dict[str, Any]) -> None:
         """Remember the masks counted in each session's transcripts (counts only, never the text)."""
         with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('redaction_counts', ?)", (_dumps(counts),))
+            self._set_meta("redaction_counts", _dumps(counts))
 
     def stale_agents(self, now: datetime, watchdog_minutes: int) -> list[tuple[str, str]]:
         """Return the agents the watchdog shows as unknown at this clock (pages change when this does)."""
@@ -402,26 +767,36 @@ class Cache:
             (stale_before,),
         ))
 
-    def render_interrupted(self) -> bool:
-        """Tell whether the last rendering stopped before it finished."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'rendering'").fetchone()
-        return row is not None and row[0] == "1"
-
-    def set_render_interrupted(self, rendering: bool) -> None:
-        """Mark rendering as started (True) or finished (False)."""
-        with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('rendering', ?)", ("1" if rendering else "0",))
-
     def excluded_count(self) -> int:
         """Count the sessions left out of the totals for want of a price."""
-        return self.conn.execute("SELECT COUNT(*) FROM views WHERE excluded").fetchone()[0]
+        count = 0
+        for sid, *sums in self.conn.execute("SELECT session_id, excluded, body_sum, summary_sum, row_sum FROM views"):
+            if not _view_row_sound(sid, *sums):
+                raise CacheDamaged(f"the stored summary of session {sid}", (("view", sid),))
+            count += bool(sums[0])
+        return count
 
     # -- hook events ----------------------------------------------------------------------------
 
     def spool_offset(self) -> int:
-        """Return how many bytes of the spool were ingested."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'spool_offset'").fetchone()
-        return int(row[0]) if row else 0
+        """Return how many bytes of the spool were ingested (0 when a spool setting is damaged: it is read again)."""
+        offset, damaged = _get_meta(self.conn, "spool_offset")
+        if damaged or _get_meta(self.conn, "spool_bad_lines")[1]:
+            self._reread_spool()
+            return 0
+        return int(offset) if offset is not None else 0
+
+    def _reread_spool(self) -> None:
+        """Read the whole spool again: idempotency keys drop the events already stored, and bad lines are counted anew."""
+        self._note("a stored setting (the hook spool's offset)")
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._set_meta("spool_offset", "0")
+            self._set_meta("spool_bad_lines", "0")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            _rollback(self.conn)
+            raise
 
     def add_events(self, rows: list[tuple[str, str, str, str | None]], offset: int, bad_lines: int) -> int:
         """Store spool lines (key, received_at, line, session) and the new offset in one transaction."""
@@ -441,20 +816,22 @@ class Cache:
                         (cursor.lastrowid, _text(payload.get("session_id")), _text(payload.get("agent_id")),
                          _text(payload.get("hook_event_name")), received_at),
                     )
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('spool_offset', ?)", (str(offset),))
-            previous = conn.execute("SELECT value FROM meta WHERE key = 'spool_bad_lines'").fetchone()
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('spool_bad_lines', ?)",
-                         (str((int(previous[0]) if previous else 0) + bad_lines),))
+            self._set_meta("spool_offset", str(offset))
+            previous = _get_meta(conn, "spool_bad_lines")[0]  # checked by spool_offset, read just before
+            self._set_meta("spool_bad_lines", str((int(previous) if previous is not None else 0) + bad_lines))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         return added
 
     def spool_bad_lines(self) -> int:
         """Count the spool lines that could not be read (cut short by a crash, or not hook records)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'spool_bad_lines'").fetchone()
-        return int(row[0]) if row else 0
+        value, damaged = _get_meta(self.conn, "spool_bad_lines")
+        if damaged:
+            self._reread_spool()  # counted anew by the next build
+            return 0
+        return int(value) if value is not None else 0
 
     def event_counts(self) -> dict[str, int]:
         """Count stored hook events by event name."""
@@ -470,25 +847,32 @@ class Cache:
 
     def apply_event(self, session_id: str, agent_id: str | None, event: str | None, at: str) -> int:
         """Move one agent's status for a hook event; only rows the parser created are touched."""
-        with self.conn:
-            if event == "SubagentStop" and agent_id and agent_id != session_id:
-                # An observed ending; an agent id that is the session id is refused (main never "completes").
-                cursor = self.conn.execute(
-                    "UPDATE agents SET status = 'completed' WHERE session_id = ? AND agent_id = ? "
-                    "AND status NOT IN ('completed', 'error')",
-                    (session_id, agent_id),
-                )
-            elif event in ("Stop", "UserPromptSubmit"):
-                # Inferred states: the main agent waits after a turn and works after a prompt, but only
-                # when this event is later than all activity seen so far (the anchor strictly advances).
-                cursor = self.conn.execute(
-                    "UPDATE agents SET status = ?, last_seen_at = ? WHERE session_id = ? AND agent_id = ? "
-                    "AND status NOT IN ('completed', 'error') AND (last_seen_at IS NULL OR last_seen_at < ?)",
-                    ("waiting" if event == "Stop" else "working", at, session_id, session_id, at),
-                )
-            else:
-                return 0
-            return cursor.rowcount
+        if event == "SubagentStop" and agent_id and agent_id != session_id:
+            # An observed ending; an agent id that is the session id is refused (main never "completes").
+            sql = ("UPDATE agents SET status = 'completed' WHERE session_id = ? AND agent_id = ? "
+                   "AND status NOT IN ('completed', 'error')")
+            params: tuple[str, ...] = (session_id, agent_id)
+        elif event in ("Stop", "UserPromptSubmit"):
+            # Inferred states: the main agent waits after a turn and works after a prompt, but only
+            # when this event is later than all activity seen so far (the anchor strictly advances).
+            sql = ("UPDATE agents SET status = ?, last_seen_at = ? WHERE session_id = ? AND agent_id = ? "
+                   "AND status NOT IN ('completed', 'error') AND (last_seen_at IS NULL OR last_seen_at < ?)")
+            params = ("waiting" if event == "Stop" else "working", at, session_id, session_id, at)
+        else:
+            return 0
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Checked first: a status moved on damaged rows would make their digest look sound.
+            self.verify_sessions([session_id], ("agents",))
+            changed = conn.execute(sql, params).rowcount
+            if changed:
+                self._seal(session_id, ("agents",))
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+        return changed
 
     def session_ids(self) -> list[str]:
         """Return every cached session id."""
@@ -496,21 +880,36 @@ class Cache:
 
     def prices_digest(self) -> str | None:
         """Return the digest of the price table every cached session was priced with."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'prices_digest'").fetchone()
-        return row[0] if row else None
+        return self._meta("prices_digest")
 
     def set_prices_digest(self, digest: str) -> None:
         """Record that every cached session is priced with this table; failures get a fresh budget."""
-        with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('prices_digest', ?)", (digest,))
-            self.conn.execute("UPDATE ingest_failures SET consecutive = 0")
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._set_meta("prices_digest", digest)
+            self._update_failures("consecutive = 0")
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
 
     def build_number(self) -> int:
         """Count this build (the quarantine schedule is measured in builds, not time)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'builds'").fetchone()
-        number = int(row[0]) + 1 if row else 1
-        with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('builds', ?)", (str(number),))
+        value, damaged = _get_meta(self.conn, "builds")
+        number = int(value) + 1 if value is not None else 1
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if damaged:
+                # The count starts again: so does every quarantine's wait, lest it outlast the count.
+                self._note("a stored setting (the build count)")
+                self._update_failures("retry_at_build = 0")
+            self._set_meta("builds", str(number))
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
         return number
 
     def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str, build: int = 0) -> int:
@@ -526,13 +925,11 @@ class Cache:
             row = conn.execute("SELECT consecutive FROM ingest_failures WHERE session_id = ?", (session_id,)).fetchone()
             consecutive = (row[0] if row else 0) + 1
             wait = min(2 ** (consecutive - QUARANTINE_AFTER), MAX_QUARANTINE_BUILDS) if consecutive >= QUARANTINE_AFTER else 0
-            conn.execute(
-                "INSERT OR REPLACE INTO ingest_failures VALUES (?,?,?,?,?,?)",
-                (session_id, project, fingerprint, reason, consecutive, build + wait),
-            )
+            values = (session_id, project, fingerprint, reason, consecutive, build + wait)
+            conn.execute("INSERT OR REPLACE INTO ingest_failures VALUES (?,?,?,?,?,?,?)", (*values, _sum(*values)))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         return consecutive
 
@@ -562,20 +959,31 @@ class Cache:
         return iter(cursor.fetchall())
 
     def transcript(self, session_id: str, agent_id: str) -> list[Message]:
-        """Load one agent's displayable transcript."""
+        """Load one agent's displayable transcript (CacheDamaged when it is not as written: its session is read again)."""
         row = self.conn.execute(
-            "SELECT body FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)
+            "SELECT body, body_sum FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)
         ).fetchone()
-        return _decode_messages(row[0]) if row else []
+        if row is None:
+            self.verify_sessions([session_id], ("transcripts",))  # sound only if the session has none for this agent
+            return []
+        body = bytes(row[0])
+        if row[1] != _sum(session_id, agent_id, body):
+            raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
+        return _decode_messages(body)
 
     def svg(self, digest: str) -> bytes | None:
-        """Return a cached SVG by the digest of its DOT source."""
-        row = self.conn.execute("SELECT svg FROM svg_cache WHERE digest = ?", (digest,)).fetchone()
-        return bytes(row[0]) if row else None
+        """Return a cached SVG by the digest of its DOT source (None when damaged: it is drawn again)."""
+        row = self.conn.execute("SELECT svg, svg_sum FROM svg_cache WHERE digest = ?", (digest,)).fetchone()
+        if row is None:
+            return None
+        if row[1] != _sum(digest, bytes(row[0])):
+            self._damaged("a stored graph", (("svg", digest),))
+            return None  # put_svg replaces it
+        return bytes(row[0])
 
     def put_svg(self, digest: str, svg: bytes) -> None:
         """Remember the SVG drawn from a DOT source."""
-        self.conn.execute("INSERT OR REPLACE INTO svg_cache VALUES (?, ?)", (digest, svg))
+        self.conn.execute("INSERT OR REPLACE INTO svg_cache VALUES (?, ?, ?)", (digest, svg, _sum(digest, svg)))
 
 
 def _encode_messages(messages: list[Message]) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
 from importlib import resources
 from pathlib import Path
@@ -36,6 +37,18 @@ class PricingFileError(Exception):
     """A `--pricing` file that is not a valid price table (exit code 2)."""
 
 
+class _FieldError(Exception):
+    """A field of one family's entry that is missing or wrong: (field path, what is wrong)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(field, problem)
+        self.field = field
+        self.problem = problem
+
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
 @dataclass(frozen=True)
 class Rates:
     """USD per million tokens for each category."""
@@ -47,15 +60,64 @@ class Rates:
     cache_write_1h: Decimal
 
     @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Rates:
-        """Read rates given as decimal strings or numbers."""
-        values = {}
-        for name in TOKEN_CATEGORIES:
-            value = Decimal(str(raw[name]))
-            if not value.is_finite() or value < 0:
-                raise ValueError(f"{name} must be a non-negative number")
-            values[name] = value
-        return cls(**values)
+    def from_json(cls, raw: dict[str, Any], where: str = "") -> Rates:
+        """Read rates given as decimal strings or numbers (`where` prefixes the field named in an error)."""
+        return cls(**{name: _amount(raw, name, where) for name in TOKEN_CATEGORIES})
+
+
+def _field(raw: dict[str, Any], name: str, where: str) -> Any:
+    if name not in raw:
+        raise _FieldError(where + name, "is missing")
+    return raw[name]
+
+
+def _amount(raw: dict[str, Any], name: str, where: str) -> Decimal:
+    """Read a non-negative finite decimal given as a string or a number."""
+    value = _field(raw, name, where)
+    try:
+        amount = Decimal(str(value)) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    except ArithmeticError:
+        amount = None
+    if amount is None or not amount.is_finite() or amount < 0:
+        raise _FieldError(where + name, f"is not a non-negative number: {value!r}")
+    return amount
+
+
+def _day(raw: dict[str, Any], where: str) -> str:
+    """Read the day a period starts (YYYY-MM-DD, a time after it ignored)."""
+    value = _field(raw, "from", where)
+    text = value if isinstance(value, str) else ""
+    try:
+        date.fromisoformat(text[:10])  # a real day: not 2025-13-01
+    except ValueError:
+        text = ""
+    if not _DATE_RE.match(text):
+        raise _FieldError(where + "from", f"is not a date (YYYY-MM-DD): {value!r}")
+    return text[:10]
+
+
+def _period(item: Any, where: str) -> Period:
+    if not isinstance(item, dict):
+        raise _FieldError(where.rstrip("."), "is not an object")
+    tier = item.get("long_context")
+    if tier is not None and not isinstance(tier, dict):
+        raise _FieldError(where + "long_context", "is not an object")
+    threshold = None
+    if tier is not None:
+        raw_threshold = _field(tier, "threshold", where + "long_context.")
+        if isinstance(raw_threshold, str) and raw_threshold.isdigit():
+            threshold = int(raw_threshold)
+        elif isinstance(raw_threshold, int) and not isinstance(raw_threshold, bool) and raw_threshold >= 0:
+            threshold = raw_threshold
+        else:
+            raise _FieldError(where + "long_context.threshold", f"is not a whole number of tokens: {raw_threshold!r}")
+    return Period(
+        start=_day(item, where),
+        rates=Rates.from_json(item, where),
+        long_context_threshold=threshold,
+        long_context=Rates.from_json(tier, where + "long_context.") if tier is not None else None,
+        fast_multiplier=_amount(item, "fast_multiplier", where) if item.get("fast_multiplier") is not None else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -175,37 +237,38 @@ def load_price_table(extra: Path | None = None) -> PriceTable:
         user_names = set(user["families"])
     else:
         user_names = set()
-    try:
-        return _table(families, tuple(raw.get("what_if_targets", ())), user_names)
-    except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
-        raise PricingFileError(f"invalid price table entry: {exc!r}") from None
+    return _table(families, tuple(raw.get("what_if_targets", ())), user_names, str(extra) if extra is not None else "")
 
 
-def _table(families: dict[str, Any], targets: tuple[str, ...], user_names: set[str]) -> PriceTable:
+def _family(entry: Any) -> tuple[tuple[Period, ...], list[str]]:
+    """Read one family's dated periods (in date order) and model ids; a wrong field raises _FieldError."""
+    if not isinstance(entry, dict):
+        raise _FieldError("", "is not an object with models and periods")
+    models = _field(entry, "models", "")
+    if not isinstance(models, list) or not all(isinstance(model, str) for model in models):
+        raise _FieldError("models", "is not a list of model ids")
+    raw_periods = _field(entry, "periods", "")
+    if not isinstance(raw_periods, list) or not raw_periods:
+        raise _FieldError("periods", "is not a list of at least one price period")
+    periods = [_period(item, f"periods[{index}].") for index, item in enumerate(raw_periods)]
+    return tuple(sorted(periods, key=lambda period: period.start)), models
+
+
+def _table(families: dict[str, Any], targets: tuple[str, ...], user_names: set[str], source: str) -> PriceTable:
     table: dict[str, tuple[Period, ...]] = {}
     family_of: dict[str, str] = {}
     labels: dict[str, str] = {}
     # User families come last so that a model id they list overrides a built-in family's.
     for name, entry in sorted(families.items(), key=lambda item: (item[0] in user_names, item[0])):
-        periods = []
-        for item in sorted(entry["periods"], key=lambda period: str(period["from"])):
-            tier = item.get("long_context")
-            multiplier = item.get("fast_multiplier")
-            periods.append(
-                Period(
-                    start=str(item["from"])[:10],
-                    rates=Rates.from_json(item),
-                    long_context_threshold=int(tier["threshold"]) if tier else None,
-                    long_context=Rates.from_json(tier) if tier else None,
-                    fast_multiplier=Decimal(str(multiplier)) if multiplier is not None else None,
-                )
-            )
-        if not periods:
-            raise ValueError(f"family {name} has no price period")
-        table[name] = tuple(periods)
+        try:
+            table[name], models = _family(entry)
+        except _FieldError as exc:
+            where = source if name in user_names else "the built-in price table"
+            field = f": field {exc.field}" if exc.field else ""
+            raise PricingFileError(f"{where}: family {name!r}{field} {exc.problem}") from None
         labels[name] = str(entry.get("label") or name)
-        for model in entry["models"]:
-            family_of[normalise_model(str(model))] = name
+        for model in models:
+            family_of[normalise_model(model)] = name
     digest = hashlib.sha256(orjson.dumps(families, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return PriceTable(table, family_of, labels, tuple(t for t in targets if t in table), digest)
 

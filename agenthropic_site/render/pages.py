@@ -112,8 +112,8 @@ class Renderer:
     """Turn the model into files through a SiteWriter, skipping outputs whose inputs did not change.
 
     Every output has an input digest (its data, the theme, the tool version and the few
-    site-wide facts every page shows); an output whose digest equals the last build's and whose
-    file still exists is neither rendered nor rewritten.
+    site-wide facts every page shows); an output whose digest equals the one the output folder's
+    manifest records and whose file still exists is neither rendered nor rewritten.
     """
 
     def __init__(
@@ -127,8 +127,7 @@ class Renderer:
         self.load_view = load_view
         self.jobs = jobs
         # How a render worker builds its own Renderer (render/parallel.py); the model is sent masked.
-        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.out, theme, pricing, redact)
-        self.strays = False  # True when a render worker died: its staged files may be left behind
+        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.spawn(), theme, pricing, redact)
         # Where drawn graphs are looked up and kept (a worker keeps them for its parent to store).
         self.svg_store: tuple[Callable[[str], bytes | None], Callable[[str, bytes], None]] = (cache.svg, cache.put_svg)
         self.dirs = theme_dirs(theme)
@@ -136,7 +135,9 @@ class Renderer:
         self.notice = notice
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}
-        self.previous = cache.output_digests()
+        # What this output folder holds, from its own manifest: two folders built from one cache
+        # are each judged by what they hold.
+        self.previous = writer.previous
         self.digests: dict[str, str] = {}
         # A session's pages depend on its stored view and on the statuses the watchdog shows,
         # which the view and the number of agents it turns unknown decide.

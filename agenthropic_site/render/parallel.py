@@ -28,7 +28,7 @@ class WorkerSetup:
 
     model: SiteModel
     cache_folder: Path
-    out: Path
+    writer: SiteWriter  # the build's output folder, staging folder and record of what it holds (`SiteWriter.spawn`)
     theme: Path | None
     pricing: Path | None
     redact: bool
@@ -50,10 +50,10 @@ def render_in_workers(parent: Renderer, setup: WorkerSetup, batches: list[list[s
     """Render `batches` in `jobs` worker processes, merging what they did into `parent` in order.
 
     Raises WorkersFailed when no worker starts (nothing done yet). A worker that stops early
-    leaves its remaining batches to `parent`, which then looks at every file when publishing
-    (`strays`). An error a worker raised (a full disk, a broken theme) is raised here once every
-    batch is back, with every staged file merged into the parent's writer, so that its abort
-    removes them.
+    leaves its remaining batches to `parent`; whatever it had staged lies in the build's staging
+    folder, which goes when the build ends. An error a worker raised (a full disk, a broken
+    theme) is raised here once every batch is back, with every staged file merged into the
+    parent's writer, so that its abort removes them.
     """
     workers = Workers("render", setup, batches, jobs)
     error: BaseException | None = None
@@ -68,7 +68,6 @@ def render_in_workers(parent: Renderer, setup: WorkerSetup, batches: list[list[s
         workers.close()
     if why is not None:
         parent.notice(f"notice: a render worker stopped early ({why}); this process rendered its sessions")
-        parent.strays = True
     if error is not None:
         raise error
 
@@ -83,7 +82,7 @@ def start(setup: WorkerSetup) -> Renderer:
     reader = Cache.reader(setup.cache_folder)
     prices = load_price_table(setup.pricing)
     return Renderer(
-        setup.model, reader, SiteWriter(setup.out), setup.theme, lambda message: None,
+        setup.model, reader, setup.writer, setup.theme, lambda message: None,
         load_view=lambda sid: load_view(reader, sid, prices, store=False), redact=setup.redact, mask_model=False,
     )
 
@@ -93,7 +92,8 @@ def run(renderer: Renderer, batch: list[str]) -> tuple[str, Any]:
     from agenthropic_site.render.pages import RenderStats
 
     renderer.digests, renderer.stats, renderer.redactions = {}, RenderStats(), {}
-    renderer.writer = writer = SiteWriter(renderer.writer.out)
+    # Each batch sends back only what it produced (not the record of what the folder holds).
+    renderer.writer = writer = SiteWriter(renderer.writer.out, renderer.writer.stage)
     drawn: dict[str, bytes] = {}
     cache = renderer.cache
     renderer.svg_store = (lambda digest: drawn.get(digest) or cache.svg(digest), drawn.__setitem__)

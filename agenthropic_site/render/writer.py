@@ -1,41 +1,70 @@
-"""Write the site: only changed bytes, atomically, into a folder this tool owns."""
+"""Write the site: only changed bytes, staged out of sight, published at once, into a folder this tool owns.
+
+The output folder is the user's. A build removes only files that the folder's own manifest says
+a build published there, never anything else, whatever the cache holds; and it never writes,
+creates or removes anything through a link inside the folder: every folder under it is opened
+one component at a time with O_NOFOLLOW (openat-style), so a link planted anywhere is refused.
+"""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
-import re
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import secrets
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from agenthropic_site.config import ConfigError
-from agenthropic_site.locks import take_lock
+from agenthropic_site.locks import take_lock, try_lock
+from agenthropic_site.render.manifest import (
+    FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, SAFE_PART_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
+    read_manifest,
+)
 
 MARKER = ".agenthropic-site"
-TEMP_PREFIX = ".tmp-"
 MARKER_TEXT = b"This folder is written by `agenthropic build`; its files are replaced on every build.\n"
-# Every output path is made of ids the tool validated; this is the last line of defence.
-SAFE_PART_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$")
 
 
 class OutputError(Exception):
     """The output folder cannot be written (exit code 1, previous site left as it was)."""
 
 
+def has_marker(folder: Path) -> bool:
+    """Tell whether a folder holds agenthropic's marker file; a marker that is a link or not a file is a ConfigError."""
+    try:
+        mode = os.lstat(folder / MARKER).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise ConfigError(f"cannot read {folder}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"refusing to use {folder}: its {MARKER} is a link or not a regular file")
+    return True
+
+
 def prepare_output(out: Path) -> None:
     """Create the output folder, or refuse one that holds someone else's files."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output path is not a folder: {out}")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+    marked = has_marker(out)
+    if out.is_dir() and not marked and any(out.iterdir()):
         raise ConfigError(f"refusing to write into {out}: it is not empty and was not made by agenthropic (no {MARKER} file)")
     out.mkdir(parents=True, exist_ok=True)
-    marker = out / MARKER
-    if not marker.is_file():
-        # Claim the folder before the first page, so an interrupted first build can be resumed.
-        marker.write_bytes(MARKER_TEXT)
+    if not marked:
+        # Claim the folder before the first page, so an interrupted first build can be resumed;
+        # O_EXCL|O_NOFOLLOW: a link planted meanwhile is never written through.
+        try:
+            fd = os.open(out / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            has_marker(out)  # another build claimed it first; refuse a link
+            return
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(MARKER_TEXT)
 
 
 @contextmanager
@@ -45,7 +74,7 @@ def site_lock(out: Path, exclusive: bool, on_wait: Callable[[str], None]) -> Ite
     A snapshot or diff of a site that a build (or `--watch`) is publishing then sees the whole
     of one build, never a mix of two.
     """
-    fd = os.open(out / MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(out / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         if exclusive:
             take_lock(fd, True, on_wait, f"a snapshot or diff is reading {out}; waiting for it to finish before publishing")
@@ -56,61 +85,166 @@ def site_lock(out: Path, exclusive: bool, on_wait: Callable[[str], None]) -> Ite
         os.close(fd)
 
 
+def _parts(rel: str) -> list[str]:
+    parts = rel.split("/")
+    if not all(SAFE_PART_RE.fullmatch(part) for part in parts):
+        raise OutputError(f"unsafe output path {rel!r}")
+    return parts
+
+
+def _holds(folder: int, name: str, data: bytes) -> bool:
+    """Tell whether `name` in `folder` is a regular file holding exactly `data` (a link never is)."""
+    try:
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(found.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "a folder is in its place")
+    if not stat.S_ISREG(found.st_mode) or found.st_size != len(data):
+        return False  # a link, FIFO or other file in a page's place is replaced by the page
+    with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=folder), "rb") as handle:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(len(data) + 1) == data
+
+
+def _create_staged(folder: int) -> tuple[int, str]:
+    """Create a new file with a random name in a staging folder; return its descriptor and name."""
+    while True:
+        name = secrets.token_hex(8) + ".part"
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder), name
+        except FileExistsError:
+            continue
+
+
+def _empty(parent: int, name: str) -> None:
+    """Remove a staging folder and the files in it (a build's or a dead one's)."""
+    try:
+        fd = os.open(name, FOLDER_FLAGS, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        for entry in os.listdir(fd):
+            try:
+                os.unlink(entry, dir_fd=fd)
+            except OSError:
+                pass
+        os.rmdir(name, dir_fd=parent)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _holds_more_than_bookkeeping(out: Path) -> bool:
+    with os.scandir(out) as entries:
+        return any(entry.name not in (MARKER, STATE) for entry in entries)
+
+
+def _new_stage(staging: int) -> tuple[int, str]:
+    """Make this build's staging folder and hold it locked, so that no other build clears it."""
+    while True:
+        name = secrets.token_hex(8)
+        try:
+            os.mkdir(name, 0o700, dir_fd=staging)
+        except FileExistsError:
+            continue
+        fd = os.open(name, FOLDER_FLAGS, dir_fd=staging)
+        # Another build clearing dead staging folders may have taken it between mkdir and lock.
+        if try_lock(fd) and os.fstat(fd).st_nlink > 0:
+            return fd, name
+        os.close(fd)
+
+
 @dataclass
 class SiteWriter:
     """Collect output files; stage those whose bytes changed; publish them all at once at the end.
 
-    Changed files are first written beside their targets as temporary files; only when every
-    one of them is written are they moved into place (`commit`), so a build that fails part
-    way — a full disk, a read-only folder, a bug — leaves the previous site as it was.
+    Changed files are first written into this build's staging folder (`.agenthropic/staging/<id>`,
+    which snapshots never see); only when every one of them is written are they moved into place
+    (`finish`), so a build that fails part way — a full disk, a read-only folder, a bug — leaves
+    the previous site as it was. Render workers stage into the same folder (`spawn`).
     """
 
     out: Path
+    stage: str = ""  # this build's staging folder under .agenthropic/staging (made by `begin`)
+    previous: dict[str, str] = field(default_factory=dict)  # what the folder's manifest says was published
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    manifest_digest: str | None = None  # SHA-256 of the manifest now in the folder
     _produced: set[str] = field(default_factory=set)
-    _staged: list[tuple[str, Path]] = field(default_factory=list)
+    _staged: list[tuple[str, str]] = field(default_factory=list)  # (staged file name, output path)
+    _lock: int | None = None  # the staging folder, held locked by the build that made it
+
+    @classmethod
+    def begin(cls, out: Path, published: Published, notice: Callable[[str], None]) -> SiteWriter:
+        """Start a build's writer: clear the staging folders of builds that died, and make this build's."""
+        if published.damaged:
+            notice(f"notice: the record of published files in {out} ({STATE}/{MANIFEST_NAME}) is damaged; "
+                   "no file of an earlier build is removed this time, and every page is rendered again")
+        elif published.digest is None and _holds_more_than_bookkeeping(out):
+            notice(f"notice: {out} has no record of the files earlier builds published ({STATE}/{MANIFEST_NAME}); "
+                   "none of them is removed this time")
+        try:
+            with open_folder(out, (STATE, STAGING), create=True) as staging:
+                for name in sorted(os.listdir(staging)):
+                    try:
+                        fd = os.open(name, FOLDER_FLAGS, dir_fd=staging)
+                    except OSError:
+                        continue
+                    try:
+                        if try_lock(fd):  # nobody holds it: the build that made it is gone
+                            _empty(staging, name)
+                    finally:
+                        os.close(fd)
+                lock, stage = _new_stage(staging)
+        except LinkedFolder as exc:
+            raise OutputError(f"cannot write into {out}: {exc} in it is a link or not a folder, and agenthropic never writes through one") from None
+        except OSError as exc:
+            raise OutputError(f"cannot write into {out}: {exc.strerror or exc}") from None
+        return cls(out, stage, dict(published.files), manifest_digest=published.digest, _lock=lock)
+
+    def spawn(self) -> SiteWriter:
+        """Return a writer for a render worker: the same folder, staging and record, nothing produced yet."""
+        return SiteWriter(self.out, self.stage, self.previous)
+
+    def _staging(self) -> AbstractContextManager[int]:
+        return open_folder(self.out, (STATE, STAGING, self.stage))
 
     def write(self, rel: str, data: bytes) -> None:
         """Stage one file under the output folder unless it already holds these bytes."""
-        parts = rel.split("/")
-        if not all(SAFE_PART_RE.match(part) for part in parts):
-            raise OutputError(f"unsafe output path {rel!r}")
+        parts = _parts(rel)
         self._produced.add(rel)
-        target = self.out.joinpath(*parts)
         try:
-            if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
-                self.unchanged.append(rel)
-                return
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=TEMP_PREFIX, suffix=".part")
-            self._staged.append((temp, target))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            # mkstemp makes 0600 files; a published site is world-readable.
-            os.chmod(temp, 0o644)
+            with open_folder(self.out, parts[:-1], create=True) as parent:
+                if _holds(parent, parts[-1], data):
+                    self.unchanged.append(rel)
+                    return
+            with self._staging() as staging:
+                fd, name = _create_staged(staging)
+                self._staged.append((name, rel))
+                with os.fdopen(fd, "wb") as handle:
+                    # A published site is world-readable, whatever the umask.
+                    os.fchmod(handle.fileno(), 0o644)
+                    handle.write(data)
+        except LinkedFolder as exc:
+            raise OutputError(f"cannot write {rel}: {exc} in the output folder is a link or not a folder, and agenthropic never writes through one") from None
         except OSError as exc:
-            raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+            raise OutputError(f"cannot write {self.out / rel}: {exc.strerror or exc}") from None
         self.written.append(rel)
 
-    def commit(self) -> None:
-        """Move every staged file into place (renames need no space, so this part does not fail on a full disk)."""
+    def keep(self, rel: str) -> bool:
+        """Keep a file from the last build as it is, if it is still there; return whether it was."""
+        parts = _parts(rel)
         try:
-            for temp, target in self._staged:
-                os.replace(temp, target)
-        except OSError as exc:
-            raise OutputError(f"cannot publish {target}: {exc.strerror or exc}") from None
-        self._staged.clear()
-
-    def abort(self) -> None:
-        """Remove staged files: the previous site stays exactly as it was."""
-        for temp, _ in self._staged:
-            try:
-                os.unlink(temp)
-            except FileNotFoundError:
-                pass
-        self._staged.clear()
+            with open_folder(self.out, parts[:-1]) as parent:
+                if not stat.S_ISREG(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode):
+                    return False
+        except (OSError, LinkedFolder):
+            return False
+        self._produced.add(rel)
+        self.unchanged.append(rel)
+        return True
 
     @property
     def produced(self) -> set[str]:
@@ -118,54 +252,130 @@ class SiteWriter:
         return self._produced
 
     @property
-    def staged(self) -> list[tuple[str, Path]]:
-        """Return the staged (temporary, target) files not yet published."""
+    def staged(self) -> list[tuple[str, str]]:
+        """Return the staged (file name in the staging folder, output path) pairs not yet published."""
         return self._staged
 
     def adopt(self, other: SiteWriter) -> None:
-        """Take over what another writer of the same folder produced and staged (a render worker's)."""
+        """Take over what another writer of the same build produced and staged (a render worker's)."""
         self._produced |= other.produced
         self._staged.extend(other.staged)
         self.written.extend(other.written)
         self.unchanged.extend(other.unchanged)
 
-    def keep(self, rel: str) -> bool:
-        """Keep a file from the last build as it is, if it is still there; return whether it was."""
-        if not os.path.isfile(os.path.join(self.out, rel)):
-            return False
-        self._produced.add(rel)
-        self.unchanged.append(rel)
-        return True
-
-    def finish(self, previous: set[str] | None = None) -> None:
-        """Delete files of earlier builds not produced now, and folders left empty.
-
-        With `previous` (what the last build produced) only those files are considered;
-        without it every file under the output folder is.
-        """
-        self._produced.add(MARKER)
-        self.commit()
-        if previous is not None:
-            stale = sorted(previous - self._produced)
-            for rel in stale:
-                path = self.out.joinpath(*rel.split("/"))
-                if path.is_file() and not path.is_symlink():
-                    path.unlink()
-                    self.removed.append(rel)
-                for parent in path.parents:
-                    if parent == self.out or not parent.is_dir() or any(parent.iterdir()):
-                        break
-                    parent.rmdir()
+    def commit(self) -> None:
+        """Move every staged file into place (renames need no space, so this part does not fail on a full disk)."""
+        if not self._staged:
             return
-        for folder, dirnames, filenames in os.walk(self.out, topdown=False):
-            base = Path(folder)
-            for name in filenames:
-                rel = (base / name).relative_to(self.out).as_posix()
-                if rel not in self._produced:
-                    (base / name).unlink()
-                    self.removed.append(rel)
-            for name in dirnames:
-                path = base / name
-                if not path.is_symlink() and path.is_dir() and not any(path.iterdir()):
-                    path.rmdir()
+        rel = ""
+        try:
+            with self._staging() as staging:
+                for name, rel in self._staged:
+                    parts = rel.split("/")
+                    with open_folder(self.out, parts[:-1], create=True) as parent:
+                        os.replace(name, parts[-1], src_dir_fd=staging, dst_dir_fd=parent)
+        except LinkedFolder as exc:
+            raise OutputError(f"cannot publish {rel}: {exc} in the output folder is a link or not a folder") from None
+        except OSError as exc:
+            raise OutputError(f"cannot publish {self.out / rel}: {exc.strerror or exc}") from None
+        self._staged.clear()
+
+    def finish(self, digests: Mapping[str, str]) -> None:
+        """Publish: move staged files into place, remove the files of earlier builds not produced now, record it.
+
+        Call it with the site locked (`site_lock`). Only files the folder's manifest lists are
+        ever removed. The manifest is written last; before anything moves it also lists every
+        file this build may leave, the staged ones with unknown inputs, so that a build stopped
+        part way leaves nothing the next one does not know about.
+        """
+        current = read_manifest(self.out)  # read again under the lock: another build may have published since
+        recorded, self.manifest_digest = current.files, current.digest
+        stale = sorted(set(recorded) - self._produced)
+        final = {rel: digests.get(rel, "") for rel in self._produced}
+        if self._staged or stale:
+            self._write_manifest({**recorded, **final, **{rel: "" for _, rel in self._staged}})
+        self.commit()
+        for rel in stale:
+            outcome = self._remove(rel)
+            if outcome == "removed":
+                self.removed.append(rel)
+            elif outcome == "kept":
+                final[rel] = recorded[rel]  # could not be removed: the next build tries again
+        self._write_manifest(final)
         self.removed.sort()
+        self.close()
+
+    def _write_manifest(self, files: Mapping[str, str]) -> None:
+        """Replace the folder's manifest atomically, unless it already holds these bytes."""
+        data = manifest_bytes(files)
+        digest = hashlib.sha256(data).hexdigest()
+        if digest == self.manifest_digest:
+            return
+        try:
+            with self._staging() as staging, open_folder(self.out, (STATE,)) as state:
+                fd, name = _create_staged(staging)
+                with os.fdopen(fd, "wb") as handle:
+                    os.fchmod(handle.fileno(), 0o644)
+                    handle.write(data)
+                os.replace(name, MANIFEST_NAME, src_dir_fd=staging, dst_dir_fd=state)
+        except LinkedFolder as exc:
+            raise OutputError(f"cannot record the published files: {exc} in the output folder is a link or not a folder") from None
+        except OSError as exc:
+            raise OutputError(f"cannot record the published files in {self.out}: {exc.strerror or exc}") from None
+        self.manifest_digest = digest
+
+    def _remove(self, rel: str) -> str:
+        """Remove one file an earlier build published, then the folders it leaves empty; never through a link.
+
+        Return "removed", "gone" (missing, or a link or folder now: not ours to remove) or "kept"
+        (it could not be removed).
+        """
+        parts = rel.split("/")
+        fds = [os.open(self.out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+        try:
+            try:
+                for part in parts[:-1]:
+                    fds.append(os.open(part, FOLDER_FLAGS, dir_fd=fds[-1]))
+                if not stat.S_ISREG(os.stat(parts[-1], dir_fd=fds[-1], follow_symlinks=False).st_mode):
+                    return "gone"
+                os.unlink(parts[-1], dir_fd=fds[-1])
+            except (FileNotFoundError, NotADirectoryError):
+                return "gone"
+            except OSError as exc:
+                return "gone" if exc.errno == errno.ELOOP else "kept"
+            for depth in range(len(parts) - 2, -1, -1):
+                try:
+                    os.rmdir(parts[depth], dir_fd=fds[depth])  # only an empty folder goes
+                except OSError:
+                    break
+            return "removed"
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def close(self) -> None:
+        """Remove this build's staging folder, with any file in it (a dead worker's), and release it."""
+        if self._lock is None:
+            return
+        try:
+            with open_folder(self.out, (STATE, STAGING)) as staging:
+                _empty(staging, self.stage)
+        except (OSError, LinkedFolder):
+            pass  # the next build clears it
+        finally:
+            os.close(self._lock)
+            self._lock = None
+
+    def abort(self) -> None:
+        """Remove staged files: the previous site stays exactly as it was."""
+        try:
+            with self._staging() as staging:
+                for name, _ in self._staged:
+                    try:
+                        os.unlink(name, dir_fd=staging)
+                    except FileNotFoundError:
+                        pass
+        except (OSError, LinkedFolder):
+            pass
+        self._staged.clear()
+        self.close()

@@ -1,0 +1,119 @@
+"""The output folder's record of what builds published there, and a way into its folders that never follows a link.
+
+The manifest (`.agenthropic/manifest`) lists every file the last build published with the input
+digest it was rendered from: what a site holds is judged from it, per output folder, and only
+files it lists are ever removed. Its bytes are one `digest path` line per file, sorted, with no
+time and no absolute path; the digests depend on the corpus files' fingerprints, so the
+manifest is bookkeeping, not part of the site: snapshot, diff and verify skip `.agenthropic/`.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The builds' own bookkeeping, inside the output folder but not part of the site (snapshot, diff
+# and verify skip it): the manifest of what the last build published, and staging folders.
+STATE = ".agenthropic"
+MANIFEST_NAME = "manifest"
+STAGING = "staging"
+MANIFEST_HEADER = b"agenthropic-site-manifest 1\n"
+UNKNOWN = "-"  # a manifest entry whose bytes match no known inputs (its publishing was cut short)
+# Every output path is made of ids the tool validated; this is the last line of defence.
+SAFE_PART_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}")
+FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # never blocks on a FIFO planted in a page's place
+
+
+class LinkedFolder(Exception):
+    """A folder component under the output folder is a link (or not a folder): never gone through."""
+
+
+@contextmanager
+def open_folder(out: Path, parts: Sequence[str], create: bool = False) -> Iterator[int]:
+    """Open a folder under the output folder one component at a time, never through a link; create missing ones."""
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for depth, part in enumerate(parts):
+            try:
+                try:
+                    child = os.open(part, FOLDER_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(part, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    child = os.open(part, FOLDER_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise LinkedFolder("/".join(parts[: depth + 1])) from None
+                raise
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What an output folder's manifest says its last build published."""
+
+    files: dict[str, str] = field(default_factory=dict)  # output path -> input digest ("" when not known)
+    digest: str | None = None  # SHA-256 of the manifest's bytes; None without a readable one
+    damaged: bool = False
+
+
+def manifest_bytes(files: Mapping[str, str]) -> bytes:
+    """Return the manifest of published files: one `digest path` line each, sorted by path, nothing else."""
+    lines = (f"{files[rel] or UNKNOWN} {rel}\n" for rel in sorted(files))
+    return MANIFEST_HEADER + "".join(lines).encode("ascii")
+
+
+def parse_manifest(data: bytes) -> dict[str, str] | None:
+    """Return the files a manifest lists, or None when any byte of it is not what `manifest_bytes` writes."""
+    if not data.startswith(MANIFEST_HEADER):
+        return None
+    try:
+        lines = data[len(MANIFEST_HEADER) :].decode("ascii").split("\n")
+    except UnicodeDecodeError:
+        return None
+    if lines.pop() != "":
+        return None
+    files: dict[str, str] = {}
+    for line in lines:
+        digest, _, rel = line.partition(" ")
+        if not (digest == UNKNOWN or _DIGEST_RE.fullmatch(digest)) or rel in files:
+            return None
+        if not all(SAFE_PART_RE.fullmatch(part) for part in rel.split("/")):
+            return None
+        files[rel] = "" if digest == UNKNOWN else digest
+    return files
+
+
+def read_manifest(out: Path) -> Published:
+    """Read what the output folder's manifest says was published there (never through a link)."""
+    try:
+        with open_folder(out, (STATE,)) as state:
+            with os.fdopen(os.open(MANIFEST_NAME, FILE_FLAGS, dir_fd=state), "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    return Published(damaged=True)
+                data = handle.read()
+    except FileNotFoundError:
+        return Published()
+    except (OSError, LinkedFolder):
+        return Published(damaged=True)
+    files = parse_manifest(data)
+    if files is None:
+        return Published(damaged=True)
+    return Published(files, hashlib.sha256(data).hexdigest())
