@@ -273,3 +273,13 @@ def test_a_build_stopped_while_publishing_leaves_no_file_unlisted(demo_corpus: P
     clean = tmp_path / "clean"
     assert build(demo_corpus, clean, tmp_path / "clean-cache") == 1
     assert tree_bytes(out) == {**tree_bytes(clean), **USER_FILES}
+
+
+def test_the_readme_watch_example_never_writes_into_the_demo_site() -> None:
+    # Run from this checkout, `build` without --out writes to ./site, the committed demo site:
+    # every documented `build --watch` example names its own output folder.
+    repo = Path(__file__).resolve().parent.parent
+    examples = [line for doc in ("README.md", "docs/usage.md", "hooks/README.md") if (repo / doc).is_file()
+                for line in (repo / doc).read_text().splitlines() if "agenthropic build" in line and "--watch" in line]
+    assert examples, "the docs show how to keep a site current"
+    assert all("--out" in line for line in examples), examples
