@@ -20,7 +20,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import orjson
 

@@ -10,7 +10,8 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, Priced, PricedRow

@@ -8,7 +8,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from agenthropic_site import __version__
 from agenthropic_site.config import (

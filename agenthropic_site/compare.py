@@ -8,7 +8,8 @@ import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import orjson
 
@@ -134,9 +135,10 @@ def session_side(rel: str, data: bytes) -> SessionSide:
             raise TypeError("status, reason or cost is not a string")
         if cost is not None and not USD_RE.fullmatch(cost):
             raise TypeError(f"cost {cost[:40]!r} is not a decimal amount")
-        agent_ids = frozenset(agent.get("agent_id") for agent in agents if isinstance(agent, dict))
-        if not all(isinstance(agent_id, str) for agent_id in agent_ids):
+        named = [agent.get("agent_id") for agent in agents if isinstance(agent, dict)]
+        if not all(isinstance(agent_id, str) for agent_id in named):
             raise TypeError("an agent id is not a string")
+        agent_ids = frozenset(agent_id for agent_id in named if isinstance(agent_id, str))
         return SessionSide(None if cost is None else Decimal(cost), tokens, status, reason, agent_ids, doc)
     except (orjson.JSONDecodeError, TypeError) as exc:
         raise DiffError(f"{rel} is not a session's JSON ({exc})") from None
@@ -168,7 +170,8 @@ def diff_json(delta: TreeDelta, sessions: list[SessionChange]) -> dict[str, Any]
             {
                 "session_id": change.session_id,
                 "change": change.change,
-                "cost_usd": {"a": usd(change.a and change.a.cost), "b": usd(change.b and change.b.cost), "delta": format(change.cost_delta, "+f")},
+                "cost_usd": {"a": usd(change.a.cost if change.a else None), "b": usd(change.b.cost if change.b else None),
+                             "delta": format(change.cost_delta, "+f")},
                 "tokens": {"a": change.a and change.a.tokens, "b": change.b and change.b.tokens, "delta": change.token_delta},
                 "status": {"a": change.a and change.a.status, "b": change.b and change.b.status},
                 "excluded": {"a": change.a and change.a.excluded, "b": change.b and change.b.excluded},

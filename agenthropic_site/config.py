@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 4
@@ -73,8 +73,8 @@ def parse_instant(text: str) -> datetime:
     except ValueError as exc:
         raise ConfigError(f"not an ISO-8601 date and time: {text!r}") from exc
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
 
 
 def resolve_now(now_arg: str | None, env: Mapping[str, str]) -> datetime:
@@ -84,10 +84,10 @@ def resolve_now(now_arg: str | None, env: Mapping[str, str]) -> datetime:
     epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch:
         try:
-            return datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+            return datetime.fromtimestamp(int(epoch), tz=UTC)
         except (ValueError, OverflowError, OSError) as exc:
             raise ConfigError(f"SOURCE_DATE_EPOCH is not a whole number of seconds: {epoch!r}") from exc
-    return datetime.now(tz=timezone.utc)
+    return datetime.now(tz=UTC)
 
 
 def stale_cutoff(now: datetime, watchdog_minutes: int) -> str:

@@ -60,7 +60,7 @@ def ingest_spool(cache: Cache, cache_folder: str | os.PathLike[str]) -> SpoolRes
     for line in data[:end].split(b"\n")[:-1]:
         record = _record(line)
         clean = clean_record(record)
-        if clean is None:
+        if record is None or clean is None:
             result.bad_lines += 1  # a line cut short by a crash, or not ours
             continue
         # Store the line as the hook would write it today: identifiers only, even from a spool

@@ -93,7 +93,7 @@ def envelope(raw: bytes, cut: bool, delivery_id: str, received_at: str) -> dict[
 
 def kept_fields(payload: dict[str, Any]) -> dict[str, Any]:
     """Return the payload's kept fields whose value has the field's shape; drop everything else."""
-    kept = {}
+    kept: dict[str, Any] = {}
     for key, shape in KEPT_FIELDS.items():
         value = payload.get(key)
         if shape is bool:
@@ -149,7 +149,9 @@ def _leading_members(raw: bytes) -> dict[str, Any]:
 
 
 def _skip_space(text: str, index: int) -> int:
-    return _SPACE.match(text, index).end()  # type: ignore[union-attr] - `*` always matches
+    match = _SPACE.match(text, index)
+    assert match is not None  # `*` always matches
+    return match.end()
 
 
 def append_line(path: str, line: bytes) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fcntl
-from typing import Callable
+from collections.abc import Callable
 
 
 def take_lock(fd: int, exclusive: bool, on_wait: Callable[[str], None], message: str, wait: bool = True) -> None:

@@ -23,9 +23,10 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 from agenthropic_site.archive import ArchiveError, read_site
 from agenthropic_site.compare import TreeDelta, tree_delta
@@ -116,7 +117,8 @@ def _shown(paths: list[str]) -> str:
 
 
 def _delta_detail(delta: TreeDelta) -> str:
-    parts = [f"{label}: {_shown(paths)}" for label, paths in (("differ", delta.changed), ("only in the first", delta.removed), ("only in the second", delta.added)) if paths]
+    sides = (("differ", delta.changed), ("only in the first", delta.removed), ("only in the second", delta.added))
+    parts = [f"{label}: {_shown(paths)}" for label, paths in sides if paths]
     return "; ".join(parts)
 
 
@@ -161,7 +163,8 @@ def line_objects(raw: bytes) -> list[Any]:
     """Return the JSON values on one line: one, or several objects glued back to back; [] when it does not decode."""
     try:
         text = raw.decode("utf-8").strip(JSON_SPACE)
-        values, end = [], 0
+        values: list[Any] = []
+        end = 0
         while not values or end < len(text):
             if values and not (text[end - 1 : end + 1] == "}{" and text.count("}{", 0, end + 1) <= MAX_SEAMS):
                 return []
@@ -203,7 +206,8 @@ def _usage(usage: Any) -> tuple[int, ...] | None:
     else:
         writes = [counts[3], 0]
     values = counts[:3] + writes
-    return None if any(v is None for v in values) else tuple(values)  # type: ignore[misc]
+    known = [value for value in values if value is not None]
+    return tuple(known) if len(known) == len(values) else None
 
 
 def rescan_file(data: bytes) -> dict[str, tuple[str | None, tuple[int, ...]]]:
@@ -485,8 +489,8 @@ def run_verify(args: argparse.Namespace) -> int:
     corpus = args.corpus if args.corpus is not None else default_corpus_dir(os.environ, Path.home())
     try:
         root = Path(real_root(corpus))
-        moment = parse_instant(args.now) if args.now else datetime.now(tz=timezone.utc).replace(microsecond=0)
-        if is_inside(tempfile.gettempdir(), root):
+        moment = parse_instant(args.now) if args.now else datetime.now(tz=UTC).replace(microsecond=0)
+        if is_inside(Path(tempfile.gettempdir()), root):
             raise ConfigError(f"the temporary folder {tempfile.gettempdir()} is inside the corpus; set TMPDIR elsewhere")
     except (CorpusRootError, ConfigError) as exc:
         print(f"agenthropic: {exc}", file=sys.stderr)

@@ -6,7 +6,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import orjson
 

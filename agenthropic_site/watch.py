@@ -5,15 +5,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from agenthropic_site.config import BuildConfig, ConfigError
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
 from agenthropic_site.terminal import printable
+
+if TYPE_CHECKING:
+    import livereload  # imported for real only when a server starts
 
 # A burst of appends (Claude Code streaming a reply) gives one rebuild once the corpus has been
 # quiet for QUIET_MS. watchfiles ends a batch after a QUIET_MS step with no *new* path changed
@@ -51,7 +55,7 @@ def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState)
     detail = ""
     if config.live_clock:
         # A watch runs for hours: statuses age with the real clock, pass by pass.
-        config = dataclasses.replace(config, now=datetime.now(tz=timezone.utc))
+        config = dataclasses.replace(config, now=datetime.now(tz=UTC))
     try:
         result = run_build(config, lambda message: None)
     except CacheBusyError:
@@ -227,7 +231,7 @@ def _port_problem(port: int, exc: Exception) -> str:
     return f"cannot listen on {LOOPBACK}:{port} ({getattr(exc, 'strerror', None) or exc}); try --port"
 
 
-def _local_server(sockets: list, port: int, app: Callable) -> "livereload.Server":
+def _local_server(sockets: list, port: int, app: Callable) -> livereload.Server:
     """Return a livereload server on these sockets that answers only requests addressed to it by name.
 
     A web page of another site can make a browser send requests to 127.0.0.1 (DNS rebinding: its
@@ -252,7 +256,7 @@ def _local_server(sockets: list, port: int, app: Callable) -> "livereload.Server
             return urlsplit(origin).netloc.lower() in hosts
 
     class LocalApplication(web.Application):
-        def find_handler(self, request: HTTPServerRequest, **kwargs: object) -> object:
+        def find_handler(self, request: HTTPServerRequest, **kwargs: Any) -> Any:
             if request.headers.get("Host", "").lower() not in hosts:
                 return self.get_handler_delegate(request, web.ErrorHandler, {"status_code": 400})
             return super().find_handler(request, **kwargs)
@@ -260,7 +264,7 @@ def _local_server(sockets: list, port: int, app: Callable) -> "livereload.Server
     class LocalServer(Server):
         def application(self, port: int, host: str, liveport: int | None = None, debug: bool | None = None, live_css: bool = True) -> None:
             LiveReloadHandler.watcher, LiveReloadHandler.live_css = self.watcher, live_css
-            handlers = [(r"/livereload", LocalReloadHandler), (r"/livereload.js", LiveReloadJSHandler),
+            handlers: list[Any] = [(r"/livereload", LocalReloadHandler), (r"/livereload.js", LiveReloadJSHandler),
                         (r".*", web.FallbackHandler, {"fallback": _tornado_answer(app, script)})]
             # Not debug mode (it sends tracebacks to the browser and restarts on code changes), and
             # no access log: a watch prints only changes and trouble.
@@ -287,9 +291,10 @@ def _tornado_answer(app: Callable, script: bytes) -> Callable:
         if fields.get("Content-Type", "").startswith("text/html"):
             body = body.replace(b"</head>", script + b"</head>", 1)
         fields["Content-Length"] = str(len(body))  # HEAD too: the length GET would send
-        request.connection.write_headers(ResponseStartLine("HTTP/1.1", int(code), reason), fields,
-                                         chunk=b"" if request.method == "HEAD" else body)
-        request.connection.finish()
+        connection = request.connection
+        assert connection is not None  # a request tornado hands over always has its connection
+        connection.write_headers(ResponseStartLine("HTTP/1.1", int(code), reason), fields, chunk=b"" if request.method == "HEAD" else body)
+        connection.finish()
 
     return answer
 
@@ -325,6 +330,7 @@ def site_app(root: Path) -> Callable:
             bad = target is BAD_PATH
             start_response("400 Bad Request" if bad else "404 Not Found", [("Content-Type", "text/plain")])
             return [b"bad request\n" if bad else b"not found\n"]
+        assert isinstance(target, str)  # a body was read, so the path was good
         content_type = CONTENT_TYPES.get(os.path.splitext(target)[1], "application/octet-stream")
         start_response("200 OK", [("Content-Type", content_type), ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")])
         return [body]

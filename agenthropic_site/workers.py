@@ -19,7 +19,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from typing import IO, Any, Callable
+from typing import IO, Any
+from collections.abc import Callable
 
 # task name -> module with `start(setup) -> state`, `run(state, item) -> answer`, `cancel(answer)`
 TASKS = {"parse": "agenthropic_site.build", "render": "agenthropic_site.render.parallel"}

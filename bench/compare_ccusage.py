@@ -43,7 +43,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
+from datetime import UTC
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
@@ -520,7 +522,7 @@ def probe_ccusage_rates(models: Iterable[str], command: list[str], workdir: Path
             measured[probes[row["sessionId"]]] = dec(row["totalCost"])
     rates = {}
     for model in models:
-        cost = lambda what: measured.get((model, what), Decimal(0))  # noqa: E731 - a row with no cost is not listed
+        cost = lambda what, model=model: measured.get((model, what), Decimal(0))  # noqa: E731 - a row with no cost is not listed
         base = {name: _round_rate(cost(f"{name}:base") / sizes["base"]) for name in CATEGORIES}
         above: dict[str, Decimal | None] = {}
         for name in CATEGORIES:
@@ -650,15 +652,15 @@ def instant_of(value: Any) -> str | None:
         return None
     if re.match(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z", value):
         return value
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         parsed = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def our_read_tokens(usage: Any) -> dict[str, int] | None:
@@ -1114,7 +1116,8 @@ class Comparison:
         """Why this corpus makes the exit code 1 (empty: every difference is explained)."""
         found = [f"re-derivation: {check}" for check in self.checks]
         if self.token_residual != ZERO4:
-            found.append(f"global tokens differ by {quad_text(self.token_diff, True)}, rules explain {quad_text(minus(self.token_diff, self.token_residual), True)}")
+            explained = quad_text(minus(self.token_diff, self.token_residual), True)
+            found.append(f"global tokens differ by {quad_text(self.token_diff, True)}, rules explain {explained}")
         if "other" in self.rule_totals or "other" in self.rule_tokens:
             found.append("a difference falls under no documented rule ('other')")
         found += [f"session row {row.key}: difference not explained by a rule" for row in self.rows if row.unexplained]
@@ -1209,7 +1212,8 @@ def _check(cc_report: dict[str, Any], kept: list[CcEntry], sessions: dict[str, O
             problems.append(f"ccusage rules re-derived here give {usd(simulated.get(key), 8)} for {key[1]} ({key[0]}), ccusage says {usd(cost, 8)}")
         tokens = cc_four(reported[key]) if key in reported else ZERO4
         if simulated_tokens.get(key, ZERO4) != tokens:
-            problems.append(f"ccusage rules re-derived here give tokens {quad_text(simulated_tokens.get(key, ZERO4))} for {key[1]} ({key[0]}), ccusage says {quad_text(tokens)}")
+            derived = quad_text(simulated_tokens.get(key, ZERO4))
+            problems.append(f"ccusage rules re-derived here give tokens {derived} for {key[1]} ({key[0]}), ccusage says {quad_text(tokens)}")
     ours: dict[str, Decimal] = defaultdict(Decimal)
     our_tokens: dict[str, Quad] = defaultdict(lambda: ZERO4)
     for row in rows:
@@ -1220,13 +1224,15 @@ def _check(cc_report: dict[str, Any], kept: list[CcEntry], sessions: dict[str, O
     total = ZERO4
     for sid, session in sessions.items():
         if (excluded[sid] is None) != (session.excluded is None):
-            problems.append(f"our rules re-derived here {'exclude' if excluded[sid] else 'price'} {sid}, the build {'excludes' if session.excluded else 'prices'} it")
+            ours, build = ("exclude" if excluded[sid] else "price"), ("excludes" if session.excluded else "prices")
+            problems.append(f"our rules re-derived here {ours} {sid}, the build {build} it")
         elif session.cost is not None and ours[sid].quantize(Decimal("1e-10")) != session.cost:
             problems.append(f"our rules re-derived here give {ours[sid]} for {sid}, the build says {session.cost}")
         if session.tokens is None:
             problems.append(f"the build gives no token counts for {sid}")
         elif our_tokens.get(sid, ZERO4) != four(session.tokens):
-            problems.append(f"our rules re-derived here give tokens {quad_text(our_tokens.get(sid, ZERO4))} for {sid}, the build says {quad_text(four(session.tokens))}")
+            derived = quad_text(our_tokens.get(sid, ZERO4))
+            problems.append(f"our rules re-derived here give tokens {derived} for {sid}, the build says {quad_text(four(session.tokens))}")
         total = plus(total, four(session.tokens))
     if total != four(index["totals"]["tokens"]):
         problems.append(f"the build's totals.tokens {quad_text(four(index['totals']['tokens']))} are not the sum of its sessions {quad_text(total)}")

@@ -483,7 +483,7 @@ def machine() -> str:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-        kb = next(int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal:"))
+        kb = next(int(row.split()[1]) for row in Path("/proc/meminfo").read_text().splitlines() if row.startswith("MemTotal:"))
         ram = f", {kb / 1024 / 1024:.0f} GiB RAM"
     except (OSError, StopIteration, ValueError):
         ram = ""

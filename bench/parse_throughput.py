@@ -73,7 +73,9 @@ def main() -> int:
                            cwd=REPO, check=True, capture_output=True)
         out = subprocess.run([sys.executable, __file__, "--measure", str(corpus)], cwd=REPO, check=True, capture_output=True, text=True)
         r = json.loads(out.stdout)
-        print(f"| {r['sessions']} | {r['mb']:.1f} | {r['largest_session_mb']:.2f} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['mb_per_s']:.0f} | {r['peak_rss_mb']:.0f} |")
+        cells = (r["sessions"], f"{r['mb']:.1f}", f"{r['largest_session_mb']:.2f}", f"{r['wall_s']:.2f}", f"{r['cpu_s']:.2f}",
+                 f"{r['mb_per_s']:.0f}", f"{r['peak_rss_mb']:.0f}")
+        print("| " + " | ".join(str(cell) for cell in cells) + " |")
     return 0
 
 

@@ -96,9 +96,10 @@ def _shoot(browser, site: Path, out: Path, width: int, height: int) -> dict[str,
         for name, (which, anchor) in SHOTS.items():
             problems: list[str] = []
             page = context.new_page()
-            page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
-            page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
-            page.on("requestfailed", lambda request: problems.append(f"requestfailed: {request.url}"))
+            # Each page gets its own listeners, bound to its own list (default arguments, not the loop variable).
+            page.on("console", lambda message, problems=problems: message.type == "error" and problems.append(f"console: {message.text}"))
+            page.on("pageerror", lambda error, problems=problems: problems.append(f"pageerror: {error}"))
+            page.on("requestfailed", lambda request, problems=problems: problems.append(f"requestfailed: {request.url}"))
             page.goto(pages[which].resolve().as_uri(), wait_until="load")
             top = 0.0
             if anchor is not None:

@@ -35,7 +35,8 @@ def append_new_request(corpus: Path) -> tuple[int, ...]:
         handle.write(json.dumps(last).encode() + b"\n")
     usage = last["message"]["usage"]
     split = usage["cache_creation"]
-    return usage["cache_read_input_tokens"], split["ephemeral_1h_input_tokens"], split["ephemeral_5m_input_tokens"], usage["input_tokens"], usage["output_tokens"]
+    return (usage["cache_read_input_tokens"], split["ephemeral_1h_input_tokens"], split["ephemeral_5m_input_tokens"],
+            usage["input_tokens"], usage["output_tokens"])
 
 
 def test_diff_finds_exactly_what_an_appended_line_changed(demo_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

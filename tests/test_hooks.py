@@ -172,7 +172,8 @@ def test_the_spool_is_ingested_once_and_events_raw_is_append_only(tmp_path: Path
 def test_install_is_idempotent_and_keeps_other_hooks(tmp_path: Path) -> None:
     settings = tmp_path / "settings.json"
     other = {"type": "command", "command": "python3 record.py", "timeout": 30}
-    settings.write_text(json.dumps({"model": "opus", "hooks": {"Stop": [{"matcher": "", "hooks": [other]}], "PreToolUse": [{"matcher": "Bash", "hooks": [other]}]}}))
+    hooks = {"Stop": [{"matcher": "", "hooks": [other]}], "PreToolUse": [{"matcher": "Bash", "hooks": [other]}]}
+    settings.write_text(json.dumps({"model": "opus", "hooks": hooks}))
     from agenthropic_site.cli import main
 
     assert main(["hooks", "install", "--settings", str(settings)]) == 0

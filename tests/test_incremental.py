@@ -99,7 +99,8 @@ def test_an_added_subagent_file_is_seen(demo_corpus: Path, tmp_path: Path) -> No
     settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
     run_build(settings, quiet)
     folder = main_file_folder(demo_corpus) / "subagents"
-    line = b'{"type":"user","isSidechain":true,"agentId":"a0000000000000001","sessionId":"' + SESSION.encode() + b'","uuid":"x1","timestamp":"2026-04-18T13:20:00.000Z","message":{"role":"user","content":"late agent"}}\n'
+    line = (b'{"type":"user","isSidechain":true,"agentId":"a0000000000000001","sessionId":"' + SESSION.encode()
+            + b'","uuid":"x1","timestamp":"2026-04-18T13:20:00.000Z","message":{"role":"user","content":"late agent"}}\n')
     (folder / "agent-a0000000000000001.jsonl").write_bytes(line)
     result = run_build(settings, quiet)
     assert result.parsed == 1

@@ -78,7 +78,8 @@ def test_a_main_file_that_appears_later_equals_a_cold_build(tmp_path: Path) -> N
 def spawn_pair(tool_use_id: str, agent_id: str, *, figures: bool = True, name: str | None = None) -> tuple[dict, dict]:
     spawn_input = {"description": "Survey the code", "prompt": "look", "subagent_type": "Explore", **({"name": name} if name else {})}
     call = assistant("c1", "msg_c", "req_c", usage(5, 6), content=[{"type": "tool_use", "id": tool_use_id, "name": "Agent", "input": spawn_input}])
-    tail = f"agentId: {agent_id} (use SendMessage with to: '{agent_id}' to continue this agent)\n<usage>total_tokens: 4321\ntool_uses: 7\nduration_ms: 9000</usage>"
+    tail = (f"agentId: {agent_id} (use SendMessage with to: '{agent_id}' to continue this agent)\n"
+            "<usage>total_tokens: 4321\ntool_uses: 7\nduration_ms: 9000</usage>")
     structured = {"status": "completed", "agentId": agent_id, "totalTokens": 4321, "totalToolUseCount": 7, "totalDurationMs": 9000,
                   "usage": {"input_tokens": 3, "output_tokens": 300, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 18}}
     result = user("r1", [{"type": "tool_result", "tool_use_id": tool_use_id, "content": [{"type": "text", "text": "Done."}, {"type": "text", "text": tail}]}],

@@ -107,7 +107,8 @@ def test_links_prefer_the_sidecar_then_the_structured_result_then_the_text_tail(
 
 
 def test_background_agent_status_comes_from_its_notification() -> None:
-    notification = "<task-notification>\n<task-id>bg1</task-id>\n<status>failed</status>\n<summary>Agent \"x\" failed: Agent terminated early due to an API error: boom</summary>\n</task-notification>"
+    notification = ("<task-notification>\n<task-id>bg1</task-id>\n<status>failed</status>\n"
+                    "<summary>Agent \"x\" failed: Agent terminated early due to an API error: boom</summary>\n</task-notification>")
     main = b"".join(line(r) for r in [
         spawn("s1", "toolu_bg", "bg", run_in_background=True),
         result("r1", "toolu_bg", "Async agent launched successfully.\nagentId: bg1", {"isAsync": True, "status": "async_launched", "agentId": "bg1"}),
@@ -134,7 +135,8 @@ def test_bad_lines_are_typed_errors_and_the_pending_tail_is_not_one() -> None:
     deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
     data = good + b"{not json\n" + deep + b"[1,2]\n" + b'"\xff\xfe"\n' + b'{"type":"user","x":"\\ud800"}\n' + b'{"type":"assistant","message":{"id":"m9"'
     parsed = parse(data)
-    assert [(e.line, e.code) for e in parsed.line_errors] == [(2, "invalid-json"), (3, "invalid-json"), (4, "not-an-object"), (5, "invalid-json"), (6, "invalid-json")]
+    expected = [(2, "invalid-json"), (3, "invalid-json"), (4, "not-an-object"), (5, "invalid-json"), (6, "invalid-json")]
+    assert [(e.line, e.code) for e in parsed.line_errors] == expected
     assert all(e.file == MAIN for e in parsed.line_errors)
     assert parsed.pending_lines == [MAIN]
     assert totals(parsed)[SID] == Tokens(input=1, output=1)

@@ -180,8 +180,8 @@ def sessions(draw) -> tuple[list[dict], list[dict], dict[str, tuple[list[dict], 
     for agent_id in draw(st.lists(agent_ids, min_size=1, unique=True)):
         # The first prompt is fixed text: an agent's first user text (prompt match) depends on order by design.
         head = [user("h", draw(st.sampled_from(["watch it", "sub"])), isSidechain=True, agentId=agent_id), *draw(spawn_records)]
-        meta = draw(st.none() | st.builds(lambda m: json.dumps(m).encode(), st.fixed_dictionaries({"agentType": value, "description": value, "toolUseId": value}))
-                    | st.binary(max_size=8))
+        sidecar = st.fixed_dictionaries({"agentType": value, "description": value, "toolUseId": value})
+        meta = draw(st.none() | st.builds(lambda m: json.dumps(m).encode(), sidecar) | st.binary(max_size=8))
         agents[agent_id] = (head, draw(claim_records), meta)
     main_claims = draw(claim_records)
     # Monitor pairs (2.1.2xx): the same task notifies without <tool-use-id>, then with one.
@@ -211,7 +211,10 @@ def test_any_evidence_parses_and_links_the_same_in_any_order(session, rng: rando
     main2, files2 = _build_inputs(main_head, shuffled_tail, other_agents)
     again = parse(main2, *rng.sample(files2, len(files2)))
     assert again.edges == parsed.edges and again.unlinked_agents == parsed.unlinked_agents
-    assert [(a.agent_id, a.parent_agent_id, a.spawn_tool_use_id) for a in again.agents] == [(a.agent_id, a.parent_agent_id, a.spawn_tool_use_id) for a in parsed.agents]
+    def links(session):
+        return [(a.agent_id, a.parent_agent_id, a.spawn_tool_use_id) for a in session.agents]
+
+    assert links(again) == links(parsed)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

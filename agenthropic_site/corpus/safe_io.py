@@ -49,7 +49,7 @@ def real_root(root: os.PathLike[str] | str) -> str:
     except FileNotFoundError:
         raise CorpusRootError(f"corpus folder not found: {text}") from None
     except OSError as exc:
-        raise CorpusRootError(f"corpus folder unreadable: {text} ({errno.errorcode.get(exc.errno, exc.errno)})") from None
+        raise CorpusRootError(f"corpus folder unreadable: {text} ({errno.errorcode.get(exc.errno or 0, exc.errno)})") from None
     if not stat.S_ISDIR(st.st_mode):
         raise CorpusRootError(f"corpus path is not a folder: {text}")
     if not os.access(text, os.R_OK | os.X_OK):

@@ -8,7 +8,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from agenthropic_site.corpus.safe_io import HARD_LINK_DETAIL, ContainmentError, FileRef, check_contained
 from agenthropic_site.terminal import printable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterable
+from collections.abc import Iterable
 
 from agenthropic_site.cost.prices import PriceTable, PricingError
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
@@ -103,10 +103,10 @@ def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) ->
     return results
 
 
-def spend_over_time(rows: Iterable[CostedRow], points: int = 120) -> list[tuple[str, Decimal]]:
+def spend_over_time(rows: Iterable[CostedRow], points: int = 120) -> list[tuple[str, Decimal | str]]:
     """Return the cumulative cost after each request in time order, thinned to at most `points`."""
     timed = sorted((row.at, row.cost) for row in rows if row.at)
-    series = []
+    series: list[tuple[str, Decimal | str]] = []
     running = ZERO
     for at, cost in timed:
         running += cost

@@ -66,7 +66,7 @@ def price_table_text(prices: PriceTable, models: dict[str, int], unpriced: dict[
     """Return the effective table as aligned text, then the corpus's models and the unpriced ones."""
     members = _models_of(prices)
     header = ("family", "from", "input", "output", "write 5m", "write 1h", "read", "long context", "fast")
-    rows = [header]
+    rows: list[tuple[str, ...]] = [header]
     for name, periods in prices.families.items():
         for period in periods:
             tier = "—"
@@ -82,7 +82,9 @@ def price_table_text(prices: PriceTable, models: dict[str, int], unpriced: dict[
     lines += ["", "Model ids of each family (after dropping provider prefixes, [1m], @… and date suffixes):"]
     lines += [f"  {name}: {', '.join(members[name])}" for name in prices.families]
     lines += ["", f"Model ids in the corpus ({len(models)}):"]
-    lines += [f"  {model}: {count:,} requests, {prices.family(model) or ('no price needed' if model == '<synthetic>' else 'NO PRICE')}" for model, count in models.items()]
+    for model, count in models.items():
+        family = prices.family(model) or ("no price needed" if model == "<synthetic>" else "NO PRICE")
+        lines.append(f"  {model}: {count:,} requests, {family}")
     if unpriced:
         lines += ["", "Sessions using these models are left out of every total until they have a price:"]
         lines += [f"  {model}" for model in unpriced]

@@ -109,7 +109,7 @@ def blocks_of(content: Any, room: int = MAX_BLOCKS) -> tuple[list[Block], int]:
         if not content:
             return [], 0
         return ([_text_block("text", content)], 0) if room > 0 else ([], 1)
-    blocks = []
+    blocks: list[Block] = []
     left_out = 0
     for raw in list_of(content):
         if not isinstance(raw, dict):

@@ -45,24 +45,24 @@ def apply_outcomes(agents: dict[str, Agent], facts: list[TranscriptFacts], witne
                 notes_by_tool[note.tool_use_id] = note
     by_id = {fact.agent_id: fact for fact in facts}
     for agent_id, agent in agents.items():
-        fact = by_id.get(agent_id)  # None for an agent whose transcript is not in the corpus
+        agent_fact = by_id.get(agent_id)  # None for an agent whose transcript is not in the corpus
         if agent_id == main_id:
-            if fact is not None and fact.interrupted:
+            if agent_fact is not None and agent_fact.interrupted:
                 agent.outcome_cause = "user_interrupt"  # recorded, never promoted to a status
             continue
         # A Workflow call spawns many agents: its result and notification describe the run, not each agent.
         own_spawn = agent.spawn_tool_use_id if agent.edge_source != "workflow_directory" else None
-        result = results.get(own_spawn or "")
-        if result is not None:
-            _apply_result(agent, result)
-        note = notes_by_task.get(agent_id) or notes_by_tool.get(own_spawn or "")
-        if note is not None:
-            _apply_notification(agent, note)
-        if fact is None:
+        own_result = results.get(own_spawn or "")
+        if own_result is not None:
+            _apply_result(agent, own_result)
+        own_note = notes_by_task.get(agent_id) or notes_by_tool.get(own_spawn or "")
+        if own_note is not None:
+            _apply_notification(agent, own_note)
+        if agent_fact is None:
             continue
-        if fact.interrupted and agent.outcome_cause is None:
+        if agent_fact.interrupted and agent.outcome_cause is None:
             agent.outcome_cause = "user_interrupt"
-        if fact.ends_with_api_error and agent.status != "completed":
+        if agent_fact.ends_with_api_error and agent.status != "completed":
             # The agent's own transcript ends on a final API error (synthetic line, format §2.3).
             agent.outcome_cause = "terminated_early"
             agent.status = "error"

@@ -119,7 +119,11 @@ def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int 
             # One odd record never fails the whole session: a 2.1.2xx Monitor notification once
             # did (issue 13). KeyboardInterrupt and SystemExit are not Exceptions, so they pass.
             facts.warnings.append(
-                Warning("record_error", f"{facts.rel}:{record.line}: reading this record raised {type(exc).__name__}; the rest of it was skipped", facts.agent_id)
+                Warning(
+                    "record_error",
+                    f"{facts.rel}:{record.line}: reading this record raised {type(exc).__name__}; the rest of it was skipped",
+                    facts.agent_id,
+                )
             )
     facts.ends_with_api_error = last_kind == "api-error"
     return facts

@@ -46,18 +46,18 @@ def step_chart(points: list[tuple[str, Decimal | str]], label: str) -> Markup:
     times = [datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() for at, _ in series]
     start, span = times[0], (times[-1] - times[0]) or 1.0
     top = series[-1][1] or Decimal(1)
-    points = []
-    previous_y = HEIGHT - PAD
+    polyline: list[str] = []
+    previous_y = float(HEIGHT - PAD)
     for moment, (_, value) in zip(times, series):
         x = PAD + (moment - start) / span * (WIDTH - 2 * PAD)
         y = HEIGHT - PAD - float(value / top) * (HEIGHT - 2 * PAD)
-        points.append(f"{x:.1f},{previous_y:.1f} {x:.1f},{y:.1f}")
+        polyline.append(f"{x:.1f},{previous_y:.1f} {x:.1f},{y:.1f}")
         previous_y = y
     first, last = series[0][0], series[-1][0]
     return Markup(
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
         f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>'
-        f'<polyline class="line" points="{" ".join(points)}"/>'
+        f'<polyline class="line" points="{" ".join(polyline)}"/>'
         f'<text class="tick" x="{PAD}" y="{HEIGHT - 6}">{escape(first[:16].replace("T", " "))}</text>'
         f'<text class="tick end" x="{WIDTH - PAD}" y="{HEIGHT - 6}">{escape(last[:16].replace("T", " "))}</text>'
         f'<text class="tick" x="{PAD}" y="{PAD - 8}">total ${top.quantize(Decimal("0.01"))}</text>'

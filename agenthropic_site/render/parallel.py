@@ -57,8 +57,13 @@ def render_in_workers(parent: Renderer, setup: WorkerSetup, batches: list[list[s
     """
     workers = Workers("render", setup, batches, jobs)
     error: BaseException | None = None
+
+    def here(batch: list[str]) -> tuple[str, None]:
+        parent.render_batch(batch)  # a batch no worker answered: rendered in this process
+        return ("here", None)
+
     try:
-        for _, (kind, value) in workers.answers(lambda batch: ("here", parent.render_batch(batch))):
+        for _, (kind, value) in workers.answers(here):
             if kind == "batch":
                 parent.merge(value)
             elif kind == "error":

@@ -33,7 +33,8 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import replace
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable
 
 if TYPE_CHECKING:
     from agenthropic_site.gather import SiteModel
@@ -307,7 +308,7 @@ class Redactor:
         spans = _spans(text)
         if not spans:
             return text
-        pieces = []
+        pieces: list[str] = []
         last = 0
         for start, end, kind in spans:
             pieces += (text[last:start], marker(kind))
@@ -410,7 +411,7 @@ class Redactor:
         for failure in model.failures:
             failure.reason = self.text(failure.reason)
         # A skipped file's path is a file name from the corpus: shown, never used as a link.
-        model.skips = [replace(skip, path=self.text(skip.path), detail=self.optional(skip.detail)) for skip in model.skips]
+        model.skips = [replace(skip, path=self.text(skip.path), detail=self.text(skip.detail)) for skip in model.skips]
         model.hook_events = self.keys(model.hook_events, _add)
 
 

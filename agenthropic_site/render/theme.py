@@ -29,7 +29,7 @@ def theme_dirs(user_theme: Path | None) -> list[Path]:
     return dirs
 
 
-def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> "jinja2.Environment":
+def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> jinja2.Environment:
     """Return a Jinja environment with autoescape on for every template.
 
     With `bytecode_dir`, compiled templates are kept there (keyed by each template's source),

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from agenthropic_site.config import ConfigError
 from agenthropic_site.locks import take_lock, try_lock

@@ -1,0 +1,29 @@
+"""The linter and the type checker pass over the code, so `make test` and CI keep them clean.
+
+ruff (pycodestyle, pyflakes, bugbear, pyupgrade) over the whole repository and mypy over the
+package, with the settings in pyproject.toml; both come with the `test` extra.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def run_tool(*command: str) -> subprocess.CompletedProcess[str]:
+    """Run a tool of this interpreter's environment from the repository root."""
+    return subprocess.run([sys.executable, "-m", *command], cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing() -> None:
+    done = run_tool("ruff", "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_finds_nothing() -> None:
+    # No cache (/dev/null): the test leaves no file in the checkout.
+    done = run_tool("mypy", "--cache-dir", "/dev/null")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success" in done.stdout
