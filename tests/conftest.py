@@ -34,6 +34,17 @@ def build_subprocess(corpus: Path, out: Path, cache: Path, env: dict[str, str] |
 SITE_MANIFEST = ".agenthropic/manifest"
 
 
+def plain_copy(corpus: Path, target: Path) -> Path:
+    """Copy a shared corpus file by file (links kept as links), so that every file has one name.
+
+    The build refuses a transcript with more than one name (a hard link may be a file outside the
+    corpus); a shared folder laid out with hard links would otherwise lose every file. Users of such
+    corpora are told to build from a plain copy too (docs/format.md).
+    """
+    shutil.copytree(corpus, target, symlinks=True)
+    return target
+
+
 def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Map every file below a folder (relative POSIX path) to its bytes, the build's manifest aside."""
     files = {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*")) if path.is_file()}

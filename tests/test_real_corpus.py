@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build
+from conftest import build, plain_copy
 from test_token_truth import UUID_RE, first_session_id, named_sessions, shared_corpus_names
 
 AGENT_KINDS = ("subagent", "warmup", "compaction", "side_question", "prompt_suggestion", "workflow", "teammate")
@@ -36,8 +36,8 @@ class Built:
 @pytest.fixture(scope="module", params=shared_corpus_names())
 def real(request: pytest.FixtureRequest, shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """Each shared corpus, built once for this module."""
-    corpus = shared_dir / "corpora" / request.param
     base = tmp_path_factory.mktemp(f"real-{request.param}")
+    corpus = plain_copy(shared_dir / "corpora" / request.param, base / "corpus")
     code = build(corpus, base / "site", base / "cache")
     return Built(corpus, base / "site", code, json.loads((base / "site" / "data" / "index.json").read_text()))
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import DEMO_CORPUS, build
+from conftest import DEMO_CORPUS, build, plain_copy
 
 CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 REPLAY_PREFIXES = ("agent-acompact-", "agent-aside_question-", "agent-aprompt_suggestion-")
@@ -337,7 +337,8 @@ def test_demo_corpus_token_truth(tmp_path: Path) -> None:
 @pytest.fixture(scope="module", params=shared_corpus_names())
 def shared_build(request: pytest.FixtureRequest, shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """Each shared corpus, built once for this module."""
-    return build_once(shared_dir / "corpora" / request.param, tmp_path_factory.mktemp(f"truth-{request.param}"))
+    base = tmp_path_factory.mktemp(f"truth-{request.param}")
+    return build_once(plain_copy(shared_dir / "corpora" / request.param, base / "corpus"), base)
 
 
 def test_real_corpus_token_truth(shared_build: Built) -> None:
