@@ -9,12 +9,14 @@ from datetime import datetime, timedelta, UTC
 from pathlib import Path
 from collections.abc import Mapping
 
+from agenthropic_site.errors import UserError
+
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 4
 DEFAULT_WATCHDOG_MINUTES = 10
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """A configuration problem the user must fix (exit code 2)."""
 
 

@@ -326,13 +326,13 @@ def test_a_rewrite_that_drops_a_completion_equals_a_cold_build(tmp_path: Path) -
 
 def test_a_file_that_grows_between_the_walk_and_the_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic race: a whole line lands after the walk fingerprinted the file, half a line after the read."""
-    import agenthropic_site.build as build_module
+    import agenthropic_site.pipeline.parsing as parsing_module
 
     corpus = tmp_path / "corpus"
     path = adv.main_transcript(corpus)
     rel = f"{adv.PROJECT}/{SID}.jsonl"
     late = line(assistant("late", "msg_late", "req_late", usage(20, 30), ts=adv.ts(80)))
-    real_read = build_module.read_bytes
+    real_read = parsing_module.read_bytes
 
     def racing(root: str, ref: Any, max_bytes: int) -> bytes:
         if ref.rel != rel:
@@ -343,7 +343,7 @@ def test_a_file_that_grows_between_the_walk_and_the_read(tmp_path: Path, monkeyp
             handle.write(late[:40])  # Claude Code is writing this line right now
         return data
 
-    monkeypatch.setattr(build_module, "read_bytes", racing)
+    monkeypatch.setattr(parsing_module, "read_bytes", racing)
     assert build(corpus, tmp_path / "out", tmp_path / "cache") == 0
     monkeypatch.undo()
     first = session_data(tmp_path / "out")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.archive import MANIFEST, ArchiveError, read_snapshot, read_tree, snapshot_site
+from agenthropic_site.audit.archive import MANIFEST, ArchiveError, read_snapshot, read_tree, snapshot_site
 from agenthropic_site.cli import main
 from conftest import tree_bytes
 

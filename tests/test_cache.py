@@ -125,8 +125,8 @@ def test_status_precedence_between_transcript_reads_and_hook_events(tmp_path: Pa
 
 
 def test_a_stale_agent_is_unknown_at_the_injected_clock(tmp_path: Path) -> None:
-    from agenthropic_site.gather import apply_watchdog
-    from agenthropic_site.views import AgentView, SessionView
+    from agenthropic_site.model.gather import apply_watchdog
+    from agenthropic_site.model.views import AgentView, SessionView
 
     def view(status: str, last: str | None) -> SessionView:
         agent = AgentView("s", None, "main", None, None, None, status, None, None, None, None, last)

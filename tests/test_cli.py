@@ -103,7 +103,7 @@ def test_bad_now_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_an_internal_error_is_exit_4_not_built_with_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    import agenthropic_site.build as build_module
+    import agenthropic_site.pipeline.build as build_module
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.cli import main
-from agenthropic_site.compare import DiffError, session_side
+from agenthropic_site.audit.compare import DiffError, session_side
 from conftest import DEMO_CORPUS, build, tree_bytes
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # priced, with subagents, in the demo corpus

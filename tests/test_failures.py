@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import agenthropic_site.build as build_module
-from agenthropic_site.build import run_build, sanitize_reason
+import agenthropic_site.pipeline.parsing as parsing_module
+from agenthropic_site.pipeline.build import run_build
+from agenthropic_site.pipeline.ingest import sanitize_reason
 from conftest import DEMO_CORPUS
 from test_incremental import config, quiet
 
@@ -17,7 +18,7 @@ VICTIM = "bc8b436e-8b0c-4396-8e0c-47e3d508d83e"
 
 
 def failing_parser(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
-    real = build_module.parse_session
+    real = parsing_module.parse_session
 
     def parse(source):
         if source.session_id == VICTIM:
@@ -25,7 +26,7 @@ def failing_parser(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
             raise RuntimeError(f"boom while reading {DEMO_CORPUS}/secret/path.jsonl")
         return real(source)
 
-    monkeypatch.setattr(build_module, "parse_session", parse)
+    monkeypatch.setattr(parsing_module, "parse_session", parse)
 
 
 def touch(corpus: Path) -> None:

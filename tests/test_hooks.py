@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.hooks import HOOK_EVENTS, SettingsError, _read, install, uninstall
-from agenthropic_site.hookspool import MAX_PAYLOAD_BYTES, run_hook
+from agenthropic_site.live.settings import HOOK_EVENTS, SettingsError, install, read_settings, uninstall
+from agenthropic_site.live.spool import MAX_PAYLOAD_BYTES, run_hook
 from conftest import build
 from records import SID, assistant, usage, user, write
 
@@ -214,4 +214,4 @@ def test_invalid_settings_are_refused_and_unchanged(tmp_path: Path, capsys: pyte
     assert main(["hooks", "install", "--settings", str(settings)]) == 2
     assert settings.read_text() == "{not json" and "not valid JSON" in capsys.readouterr().err
     with pytest.raises(SettingsError):
-        _read(settings)
+        read_settings(settings)

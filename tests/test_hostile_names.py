@@ -127,7 +127,7 @@ def test_memory_per_line_is_bounded_by_a_cap_on_content_blocks(tmp_path: Path) -
 
 
 def test_two_project_folders_never_map_to_one_page(tmp_path: Path) -> None:
-    from agenthropic_site.gather import project_key
+    from agenthropic_site.model.gather import project_key
 
     corpus = tmp_path / "corpus"
     unsafe = "-home-u-my project"  # not path-safe: its key is a hash

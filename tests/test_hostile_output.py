@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import pytest
 
-from agenthropic_site.archive import read_snapshot
-from agenthropic_site.build import run_build
+from agenthropic_site.audit.archive import read_snapshot
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS

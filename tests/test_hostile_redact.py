@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agenthropic_site.archive import read_snapshot
+from agenthropic_site.audit.archive import read_snapshot
 from agenthropic_site.cli import main
 from agenthropic_site.render.redact import Redactor
 from conftest import build, tree_bytes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from agenthropic_site.build import run_build
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_NOW, tree_bytes
 

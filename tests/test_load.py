@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site import stored_views, views
-from agenthropic_site.build import run_build
+from agenthropic_site.model import stored as stored_views, views
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_NOW
 from fixtures.generate import generate_scale

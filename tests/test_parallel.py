@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.build import run_build
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site import workers
+from agenthropic_site.pipeline import pool as workers
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
 from conftest import DEMO_NOW, dump_cache, tree_bytes
 from fixtures.generate import generate_scale

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agenthropic_site.build import run_build
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse import scan
 from agenthropic_site.parse.lines import decode_jsonl

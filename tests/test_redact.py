@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.archive import MANIFEST, read_snapshot
+from agenthropic_site.audit.archive import MANIFEST, read_snapshot
 from agenthropic_site.cli import main
 from agenthropic_site.render.redact import KINDS, Redactor, marker
 from conftest import build, dump_cache, tree_bytes

@@ -121,7 +121,7 @@ def test_committed_site_is_the_build_of_the_demo_corpus(demo_site: Path) -> None
 
 
 def test_no_change_rebuild_opens_nothing_and_writes_nothing(tmp_path: Path) -> None:
-    from agenthropic_site.build import run_build
+    from agenthropic_site.pipeline.build import run_build
     from agenthropic_site.config import BuildConfig, parse_instant
 
     config = BuildConfig(corpus=DEMO_CORPUS, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant("2026-06-01T00:00:00Z"), quiet=True)

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenthropic_site.build import run_build
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.parse import SessionInput, Tokens, TranscriptInput, parse_session
 from agenthropic_site.parse.lines import MAX_SEAM_TRIES, decode_jsonl, decode_line
 from agenthropic_site.parse.model import UsageRow
 from agenthropic_site.parse.usage import Candidate, dedupe_file
-from agenthropic_site.verify import MAX_SEAMS, line_objects, rescan_file
+from agenthropic_site.audit.verify import MAX_SEAMS, line_objects, rescan_file
 from records import SID, assistant, line, usage, user, write
 from test_incremental import assert_equals_cold_build, config, quiet
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.cli import main
-from agenthropic_site.verify import exit_code, forest_problems, run_checks
+from agenthropic_site.audit.verify import exit_code, forest_problems, run_checks
 from conftest import DEMO_NOW, tree_bytes
 
 CHECKS = ["deterministic", "token-truth", "dag", "incremental"]

@@ -20,6 +20,7 @@ import orjson
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
 from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
+from agenthropic_site.errors import EXIT_FAILURES
 from agenthropic_site.locks import take_lock
 from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
 
@@ -51,6 +52,12 @@ SEALED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
 EMPTY_DIGEST = "no rows"
 UNDECODABLE = "a text that is not UTF-8"  # never a digest: the rows are damaged
 FAILURE_COLUMNS = "session_id, project, fingerprint, reason, consecutive, retry_at_build"
+_IN_SESSIONS = "session_id IN (SELECT value FROM json_each(?))"
+# The per-session tables views are computed from, each with the order its rows are read in.
+_SESSION_ROW_ORDER = {
+    "sessions": "session_id", "agents": "session_id, position", "orchestration_edges": "session_id, parent, child",
+    "token_usage": "session_id, seq", "compactions": "session_id, seq",
+}
 
 
 def _dumps(value: Any) -> str:
@@ -83,6 +90,13 @@ class CacheBusyError(CacheError):
 
 class CacheFullError(CacheError):
     """No space is left on the cache's device (exit code 1: the site is left whole)."""
+
+    # Like a full output folder: nothing is lost, the site is whole and the cache consistent.
+    exit_code = EXIT_FAILURES
+
+    def line(self) -> str:
+        """Say what to do, and that nothing was lost."""
+        return f"agenthropic: {self}; the site was left whole: free some space and build again"
 
 
 class CacheDamaged(Exception):
@@ -875,6 +889,10 @@ class Cache:
             raise
         return changed
 
+    def requests_per_model(self) -> dict[str, int]:
+        """Count the deduplicated requests of each model id, by model id."""
+        return dict(self.conn.execute("SELECT model, COUNT(*) FROM token_usage GROUP BY model ORDER BY model").fetchall())
+
     def session_ids(self) -> list[str]:
         """Return every cached session id."""
         return [row[0] for row in self.conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]
@@ -953,11 +971,17 @@ class Cache:
 
     # -- reading back -------------------------------------------------------------------------
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[sqlite3.Row]:
-        """Run a read query returning rows addressable by column name."""
-        cursor = self.conn.execute(sql, params)
+    def session_rows(self, table: str, session_ids: list[str]) -> list[sqlite3.Row]:
+        """Return the rows of one per-session table for these sessions, in their stored order."""
+        order = _SESSION_ROW_ORDER[table]  # a fixed set of tables: no caller's text reaches the SQL
+        cursor = self.conn.execute(f"SELECT * FROM {table} WHERE {_IN_SESSIONS} ORDER BY {order}", (orjson.dumps(session_ids).decode(),))
         cursor.row_factory = sqlite3.Row
-        return iter(cursor.fetchall())
+        return cursor.fetchall()
+
+    def main_ended_at(self, session_ids: list[str]) -> dict[str, str | None]:
+        """Return when each session's main transcript ended, by session id."""
+        query = f"SELECT session_id, main_ended_at FROM sessions WHERE {_IN_SESSIONS}"
+        return dict(self.conn.execute(query, (orjson.dumps(session_ids).decode(),)).fetchall())
 
     def transcript(self, session_id: str, agent_id: str) -> list[Message]:
         """Load one agent's displayable transcript (CacheDamaged when it is not as written: its session is read again)."""

@@ -7,6 +7,7 @@ import os
 import stat
 from dataclasses import dataclass
 
+from agenthropic_site.errors import EXIT_CONTAINMENT, UserError
 from agenthropic_site.terminal import printable
 
 # A hard link is the outside file itself under a second name: no path check can tell where its
@@ -14,12 +15,18 @@ from agenthropic_site.terminal import printable
 HARD_LINK_DETAIL = "another name links to this file (a hard link), maybe from outside the corpus: never read"
 
 
-class CorpusRootError(Exception):
+class CorpusRootError(UserError):
     """The corpus root is missing, not a folder, or unreadable (exit code 2)."""
 
 
-class ContainmentError(Exception):
+class ContainmentError(UserError):
     """A path resolves outside the corpus root (exit code 3)."""
+
+    exit_code = EXIT_CONTAINMENT
+
+    def line(self) -> str:
+        """Say it as the violation it is."""
+        return f"FATAL: corpus containment violation - {self}"
 
 
 class UnreadableError(Exception):

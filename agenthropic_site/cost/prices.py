@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from agenthropic_site.errors import UserError
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 PER_MILLION = Decimal(1_000_000)
@@ -33,7 +34,7 @@ class PricingError(Exception):
         self.why = why
 
 
-class PricingFileError(Exception):
+class PricingFileError(UserError):
     """A `--pricing` file that is not a valid price table (exit code 2)."""
 
 

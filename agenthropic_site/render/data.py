@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 
 from agenthropic_site.cost import format_usd
-from agenthropic_site.gather import SiteModel
-from agenthropic_site.views import AgentView, SessionView, reported_tokens
+from agenthropic_site.model.gather import SiteModel
+from agenthropic_site.model.views import AgentView, SessionView, reported_tokens
 from agenthropic_site.parse.model import Tokens
 
 

@@ -16,16 +16,16 @@ from markupsafe import Markup
 
 from agenthropic_site import __version__, code_identity
 from agenthropic_site.cache import Cache
-from agenthropic_site.gather import SiteModel, apply_watchdog, stale_count
+from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
-from agenthropic_site.stored_views import VIEW_BATCH
-from agenthropic_site.views import AgentView, SessionSummary, SessionView
+from agenthropic_site.model.stored import VIEW_BATCH
+from agenthropic_site.model.views import AgentView, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import bar_chart, step_chart
 from agenthropic_site.render.data import dump, index_json, session_json
 from agenthropic_site.render.markdown import render_markdown
 from agenthropic_site.render.parallel import BatchResult, WorkerSetup, render_in_workers
-from agenthropic_site.workers import WorkersFailed
+from agenthropic_site.pipeline.pool import WorkersFailed
 from agenthropic_site.render.redact import KINDS, Redactor
 from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
 from agenthropic_site.render.writer import SiteWriter

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenthropic_site.render.writer import SiteWriter
-from agenthropic_site.workers import Workers
+from agenthropic_site.pipeline.pool import Workers
 
 if TYPE_CHECKING:
-    from agenthropic_site.gather import SiteModel
+    from agenthropic_site.model.gather import SiteModel
     from agenthropic_site.render.pages import Renderer
 
 
@@ -82,7 +82,7 @@ def start(setup: WorkerSetup) -> Renderer:
     from agenthropic_site.cache import Cache
     from agenthropic_site.cost import load_price_table
     from agenthropic_site.render.pages import Renderer
-    from agenthropic_site.stored_views import load_view
+    from agenthropic_site.model.stored import load_view
 
     reader = Cache.reader(setup.cache_folder)
     prices = load_price_table(setup.pricing)

@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from collections.abc import Callable, Iterable
 
 if TYPE_CHECKING:
-    from agenthropic_site.gather import SiteModel
+    from agenthropic_site.model.gather import SiteModel
     from agenthropic_site.parse.model import Message
-    from agenthropic_site.views import SessionView
+    from agenthropic_site.model.views import SessionView
 
 # Quotes as the site's HTML writes them: these references are left as written when text is
 # decoded (the matching costs less), so a quote may be one of them, or JSON's `\"` in a page.

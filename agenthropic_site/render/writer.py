@@ -20,6 +20,7 @@ from pathlib import Path
 from collections.abc import Callable
 
 from agenthropic_site.config import ConfigError
+from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
 from agenthropic_site.render.manifest import (
     FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, SAFE_PART_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
@@ -30,8 +31,14 @@ MARKER = ".agenthropic-site"
 MARKER_TEXT = b"This folder is written by `agenthropic build`; its files are replaced on every build.\n"
 
 
-class OutputError(Exception):
+class OutputError(UserError):
     """The output folder cannot be written (exit code 1, previous site left as it was)."""
+
+    exit_code = EXIT_FAILURES
+
+    def line(self) -> str:
+        """Say that nothing was lost."""
+        return f"agenthropic: {self}; the previous site was left as it was"
 
 
 def has_marker(folder: Path) -> bool:

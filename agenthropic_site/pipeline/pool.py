@@ -23,7 +23,7 @@ from typing import IO, Any
 from collections.abc import Callable
 
 # task name -> module with `start(setup) -> state`, `run(state, item) -> answer`, `cancel(answer)`
-TASKS = {"parse": "agenthropic_site.build", "render": "agenthropic_site.render.parallel"}
+TASKS = {"parse": "agenthropic_site.pipeline.parsing", "render": "agenthropic_site.render.parallel"}
 
 
 class WorkersFailed(Exception):
@@ -42,7 +42,7 @@ class Workers:
         self._drains: list[threading.Thread] = []
         # The worker imports this package from the parent's own sys.path, never from its working
         # folder (`-m` would put that first, and another agenthropic_site there would win).
-        command = [sys.executable, "-c", f"import sys; sys.path[:] = {sys.path!r}; from agenthropic_site.workers import main; main()"]
+        command = [sys.executable, "-c", f"import sys; sys.path[:] = {sys.path!r}; from agenthropic_site.pipeline.pool import main; main()"]
         try:
             for index in range(self.count):
                 process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -16,7 +16,7 @@ from agenthropic_site.cache import Cache
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.cost.breakdown import WhatIf
 from agenthropic_site.parse.model import Tokens
-from agenthropic_site.views import AgentView, CompactionView, SessionSummary, SessionView, compute_views, summarize
+from agenthropic_site.model.views import AgentView, CompactionView, SessionSummary, SessionView, compute_views, summarize
 
 VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once
 

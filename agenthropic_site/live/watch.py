@@ -47,7 +47,7 @@ class WatchState:
 
 def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState) -> str:
     """Run one incremental build; return its outcome and log only what a person needs to know."""
-    from agenthropic_site.build import run_build
+    from agenthropic_site.pipeline.build import run_build
     from agenthropic_site.cache import CacheBusyError
     from agenthropic_site.cost import PricingFileError
     from agenthropic_site.render.writer import OutputError
@@ -182,7 +182,7 @@ def serve_and_watch(config: BuildConfig, log: Callable[[str], None], port: int) 
 
     from tornado.netutil import bind_sockets
 
-    from agenthropic_site.cli import EXIT_USAGE
+    from agenthropic_site.errors import EXIT_USAGE
 
     # Take the port before building anything, so a port in use is one line, not a build then a crash.
     # (getaddrinfo takes a port past 65535 modulo 65536: 70000 would quietly listen on 4464.)

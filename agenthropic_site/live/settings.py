@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -12,6 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from agenthropic_site.errors import UserError
+
 # The events whose hook the status rules read (design: status lifecycle), plus PreCompact for
 # the timeline. Each runs `async`, so Claude Code never waits for it.
 HOOK_EVENTS = ("UserPromptSubmit", "Stop", "SubagentStop", "PreCompact")
@@ -20,7 +21,7 @@ MARKER = "agenthropic_site hook"
 BACKUP_SUFFIX = ".agenthropic-backup"
 
 
-class SettingsError(Exception):
+class SettingsError(UserError):
     """A settings file that cannot be changed safely (exit code 2, nothing written)."""
 
 
@@ -158,7 +159,7 @@ def settings_target(path: Path) -> Path:
     return target
 
 
-def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
+def read_settings(path: Path) -> tuple[dict[str, Any], bytes | None]:
     """Return the settings in a file and its bytes (None and {} when there is no file)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -173,7 +174,7 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
     return parse_settings(text, str(path)), data
 
 
-def _write(path: Path, target: Path, settings: dict[str, Any], before: bytes | None) -> bool:
+def write_settings(path: Path, target: Path, settings: dict[str, Any], before: bytes | None) -> bool:
     """Replace the target atomically, keeping the first backup; return whether a backup was made now."""
     try:
         text = dump_settings(settings) + "\n"
@@ -216,62 +217,3 @@ def _keep_first_backup(backup: Path, data: bytes) -> bool:
         handle.flush()
         os.fsync(handle.fileno())
     return True
-
-
-def _run_hook(args: argparse.Namespace) -> int:
-    from agenthropic_site.hookspool import run_hook
-
-    return run_hook()
-
-
-def _run_hooks(args: argparse.Namespace) -> int:
-    path = args.settings or default_settings_file()
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    try:
-        target = settings_target(path)
-        settings, before = _read(target)
-        if args.action == "install":
-            settings, count = install(settings, hook_command(args.cache))
-            verb = "added"
-        else:
-            settings, count = uninstall(settings)
-            verb = "removed"
-        backed_up = _write(path, target, settings, before) if count else False
-    except (SettingsError, OSError) as exc:
-        print(f"agenthropic: {exc}", file=sys.stderr)
-        return 2
-    note = ""
-    if backed_up:
-        note = f" (backup: {backup.name})"
-    elif count and os.path.lexists(backup):
-        note = f" (the first backup stays in {backup.name})"
-    print(f"{path}: {count} agenthropic hook entr{'y' if count == 1 else 'ies'} {verb}{note}")
-    return 0
-
-
-def register(commands: argparse._SubParsersAction) -> None:
-    """Add `hook` and `hooks` to the command line."""
-    hook = commands.add_parser(
-        "hook",
-        help="record one Claude Code hook event (run by Claude Code, reads JSON on stdin)",
-        description="Read one hook payload from stdin and append its identifiers to the spool in the cache folder "
-        "($AGENTHROPIC_CACHE_DIR, else the build's default). Always exits 0 and never waits long, so it cannot block "
-        "Claude Code. Prompts, messages and tool data are dropped, never stored.",
-    )
-    hook.set_defaults(handler=_run_hook)
-    hooks = commands.add_parser(
-        "hooks",
-        help="install or remove agenthropic's hooks in Claude Code's settings.json",
-        description=f"Add (install) or remove (uninstall) async command hooks for {', '.join(HOOK_EVENTS)} in Claude "
-        "Code's settings.json (a symlinked file is edited where it points, the link kept). Every other hook and setting "
-        "is kept, numbers exactly as written; installing twice adds nothing; the first change backs the file up next to "
-        "it, and later changes keep that backup; a file that is not strict JSON (NaN, Infinity included) or a folder "
-        "that does not exist is refused.",
-    )
-    hooks.add_argument("action", choices=("install", "uninstall"), help="install or uninstall")
-    hooks.add_argument("--settings", type=Path, metavar="FILE",
-                       help="settings file to change (default: $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)")
-    hooks.add_argument("--cache", type=Path, metavar="DIR",
-                       help="cache folder the hooks write to (default: the build's default cache folder); "
-                       "use the same folder as `agenthropic build --cache`")
-    hooks.set_defaults(handler=_run_hooks)

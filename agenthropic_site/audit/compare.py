@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
 
 import orjson
+
+from agenthropic_site.errors import UserError
 
 SESSION_PREFIX, SESSION_SUFFIX = "data/sessions/", ".json"
 # data/ writes costs as fixed-point strings; anything else (NaN, 1e999999999) is refused.
 USD_RE = re.compile(r"-?[0-9]{1,30}(\.[0-9]{1,30})?")
 
 
-class DiffError(Exception):
+class DiffError(UserError):
     """A session's JSON in one of the builds cannot be read (exit code 2)."""
 
 
@@ -218,39 +217,3 @@ def diff_text(delta: TreeDelta, sessions: list[SessionChange], files: int) -> st
             lines.append(f"      agents    {_shown(' '.join(moved))}")
         lines.append(f"      fields    {_shown(', '.join(change.fields_changed))}")
     return "\n".join(lines) + "\n"
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `diff` command."""
-    command = subparsers.add_parser(
-        "diff",
-        help="show what changed between two built sites or snapshots",
-        description="Compare two builds, each a site folder or a snapshot made by `agenthropic snapshot`: the files "
-        "added, removed and changed, then every session whose data/sessions/<id>.json changed (tokens by category, "
-        "cost, status, exclusion, agents added or removed), the largest cost change first. A snapshot is read "
-        "without being extracted; members with absolute paths, '..', links or devices are refused. "
-        "Exit codes (as diff(1)): 0 identical; 1 different; 2 error.",
-    )
-    command.add_argument("a", type=Path, metavar="A", help="the earlier build: a site folder or a .tar.gz snapshot")
-    command.add_argument("b", type=Path, metavar="B", help="the later build: a site folder or a .tar.gz snapshot")
-    command.add_argument("--json", action="store_true", help="print JSON (sorted keys) instead of text")
-    command.set_defaults(handler=run_diff)
-
-
-def run_diff(args: argparse.Namespace) -> int:
-    """Print the differences between two builds; return 0 identical, 1 different, 2 error."""
-    from agenthropic_site.archive import ArchiveError, read_tree
-    from agenthropic_site.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE
-
-    try:
-        a, b = read_tree(args.a), read_tree(args.b)
-        delta = tree_delta(a, b)
-        sessions = session_changes(a, b, delta)
-    except (ArchiveError, DiffError) as exc:
-        print(f"agenthropic: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.json:
-        sys.stdout.write(orjson.dumps(diff_json(delta, sessions), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        sys.stdout.write(diff_text(delta, sessions, len(b)))
-    return EXIT_OK if delta.identical else EXIT_FAILURES

@@ -17,7 +17,7 @@ from agenthropic_site.corpus import Skip
 from agenthropic_site.cost.breakdown import add_categories
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.parse.session import version_key
-from agenthropic_site.views import TERMINAL_STATUSES, SessionSummary, SessionView
+from agenthropic_site.model.views import TERMINAL_STATUSES, SessionSummary, SessionView
 
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
 HASHED_KEY_RE = re.compile(r"^p-[0-9a-f]{32}$")

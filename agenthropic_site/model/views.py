@@ -25,7 +25,6 @@ from agenthropic_site.cost.breakdown import (
 )
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
-IN = "session_id IN (SELECT value FROM json_each(?))"
 TERMINAL_STATUSES = frozenset({"completed", "error"})
 
 
@@ -181,7 +180,7 @@ def reported_tokens(view: SessionView) -> int:
 def compute_views(cache: Cache, session_ids: Iterable[str], prices: PriceTable) -> dict[str, SessionView]:
     """Build the views of some sessions from the cache tables (ingest statuses, no watchdog)."""
     wanted = sorted(session_ids)
-    ids = orjson.dumps(wanted).decode()
+    ids = wanted
     sessions = _load_sessions(cache, ids)
     owned = _ownership(cache, wanted)
     _load_agents(cache, sessions, ids)
@@ -194,9 +193,9 @@ def compute_views(cache: Cache, session_ids: Iterable[str], prices: PriceTable) 
     return sessions
 
 
-def _load_sessions(cache: Cache, ids: str) -> dict[str, SessionView]:
+def _load_sessions(cache: Cache, ids: list[str]) -> dict[str, SessionView]:
     sessions = {}
-    for row in cache.query(f"SELECT * FROM sessions WHERE {IN} ORDER BY session_id", (ids,)):
+    for row in cache.session_rows("sessions", ids):
         details = orjson.loads(row["details"])
         sessions[row["session_id"]] = SessionView(
             session_id=row["session_id"],
@@ -252,7 +251,7 @@ def _ownership(cache: Cache, session_ids: list[str]) -> dict[str, str]:
             named[group].add(origin)
     shared = {group: members for group, members in holders.items() if len(members) > 1}
     involved = sorted(set().union(*shared.values())) if shared else []
-    ended = dict(cache.conn.execute(f"SELECT session_id, main_ended_at FROM sessions WHERE {IN}", (orjson.dumps(involved).decode(),)).fetchall())
+    ended = cache.main_ended_at(involved)
     owner_of_group = {}
     for group, members in shared.items():
         # An explicit marker of the original session wins; else the earliest-ending transcript.
@@ -266,8 +265,8 @@ def request_keys(message_id: str | None, request_id: str | None) -> list[str]:
     return [key for key in ("m:" + message_id if message_id else "", "r:" + request_id if request_id else "") if key]
 
 
-def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> None:
-    for row in cache.query(f"SELECT * FROM agents WHERE {IN} ORDER BY session_id, position", (ids,)):
+def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: list[str]) -> None:
+    for row in cache.session_rows("agents", ids):
         session = sessions[row["session_id"]]
         session.agents.append(
             AgentView(
@@ -278,7 +277,7 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> No
                 reported=None if row["reported"] is None else orjson.loads(row["reported"]),
             )
         )
-    for row in cache.query(f"SELECT * FROM orchestration_edges WHERE {IN} ORDER BY session_id, parent, child", (ids,)):
+    for row in cache.session_rows("orchestration_edges", ids):
         sessions[row["session_id"]].edges.append({"parent": row["parent"], "child": row["child"], "source": row["source"], "tool_use_id": row["tool_use_id"]})
     for session in sessions.values():
         agents = session.agent_map
@@ -288,7 +287,7 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: str) -> No
                 agents[agent.parent_agent_id].children.append(agent.agent_id)
 
 
-def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str], ids: str) -> dict[str, list[CostedRow]]:
+def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str], ids: list[str]) -> dict[str, list[CostedRow]]:
     """Sum owned rows per agent, model and day; return each session's priced rows for breakdowns.
 
     The halt gate: a session that owns a request without a price has an unknown cost, never $0;
@@ -298,7 +297,7 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
     rows_of: dict[str, list[CostedRow]] = defaultdict(list)
     problems: dict[str, set[str]] = defaultdict(set)
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
-    for row in cache.query(f"SELECT * FROM token_usage WHERE {IN} ORDER BY session_id, seq", (ids,)):
+    for row in cache.session_rows("token_usage", ids):
         session = sessions[row["session_id"]]
         holder = next((owner[key] for key in request_keys(row["message_id"], row["request_id"]) if key in owner), session.session_id)
         if holder != session.session_id:
@@ -363,8 +362,8 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
     session.spend_over_time = spend_over_time(rows)
 
 
-def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: str) -> None:
-    for row in cache.query(f"SELECT * FROM compactions WHERE {IN} ORDER BY session_id, seq", (ids,)):
+def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: list[str]) -> None:
+    for row in cache.session_rows("compactions", ids):
         sessions[row["session_id"]].compactions.append(
             CompactionView(row["agent_id"], row["at"], row["trigger"], row["pre_tokens"], row["post_tokens"], row["compaction_agent_id"])
         )

@@ -13,7 +13,6 @@ Four checks, on a copy of the corpus inside one temporary folder:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -21,15 +20,13 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
-from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
-from agenthropic_site.archive import ArchiveError, read_site
-from agenthropic_site.compare import TreeDelta, tree_delta
+from agenthropic_site.audit.archive import ArchiveError, read_site
+from agenthropic_site.audit.compare import TreeDelta, tree_delta
 
 DEFAULT_BUILD_COMMAND: tuple[str, ...] = (sys.executable, "-m", "agenthropic_site", "build")
 # As different as two users' machines: clock zone (one at +12:45), locale, hash seed, folders.
@@ -453,60 +450,3 @@ def table(checks: Sequence[Check]) -> str:
     rows = [("check", "result", "detail"), *((c.name, c.status, c.detail) for c in checks)]
     width = [max(len(row[i]) for row in rows) for i in range(2)]
     return "".join(f"{name:<{width[0]}}  {status:<{width[1]}}  {detail}\n" for name, status, detail in rows)
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `verify` command."""
-    command = subparsers.add_parser(
-        "verify",
-        help="check agenthropic against a corpus: determinism, token truth, agent graphs, incremental builds",
-        description="Copy the corpus into a temporary folder ($TMPDIR) and check it there: two builds under different "
-        "TZ, locale, PYTHONHASHSEED and folders are byte-identical (deterministic); the cache's token counts equal an "
-        "independent re-scan of the transcripts (token-truth); every session's agent graph is a forest (dag); after a "
-        "copy of a main transcript's last line is appended, an incremental build equals a cold one (incremental). "
-        "Never writes to the corpus, your site or your cache. Prints a table. "
-        "Exit codes: 0 every check passed; 1 a check failed; 2 usage error or missing corpus.",
-    )
-    command.add_argument(
-        "--corpus", type=Path, metavar="DIR",
-        help="folder of Claude Code project folders, read only (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
-    )
-    command.add_argument(
-        "--now", metavar="ISO8601",
-        help="the build clock given to every build (default: the current time, taken once)",
-    )
-    command.add_argument("--keep", action="store_true", help="keep the temporary folder with the copies and builds, and print where it is")
-    command.add_argument("-q", "--quiet", action="store_true", help="print no progress lines, only the table")
-    command.set_defaults(handler=run_verify)
-
-
-def run_verify(args: argparse.Namespace) -> int:
-    """Run the checks on a temporary copy, print the table, and return the exit code."""
-    from agenthropic_site.cli import EXIT_USAGE
-    from agenthropic_site.config import ConfigError, default_corpus_dir, is_inside, parse_instant
-    from agenthropic_site.corpus import CorpusRootError, real_root
-
-    corpus = args.corpus if args.corpus is not None else default_corpus_dir(os.environ, Path.home())
-    try:
-        root = Path(real_root(corpus))
-        moment = parse_instant(args.now) if args.now else datetime.now(tz=UTC).replace(microsecond=0)
-        if is_inside(Path(tempfile.gettempdir()), root):
-            raise ConfigError(f"the temporary folder {tempfile.gettempdir()} is inside the corpus; set TMPDIR elsewhere")
-    except (CorpusRootError, ConfigError) as exc:
-        print(f"agenthropic: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-    def log(message: str) -> None:
-        if not args.quiet:
-            print(f"verify: {message}", file=sys.stderr)
-
-    work = Path(tempfile.mkdtemp(prefix="agenthropic-verify-"))
-    try:
-        checks = run_checks(root, work, now=moment.isoformat().replace("+00:00", "Z"), log=log)
-    finally:
-        if args.keep:
-            print(f"agenthropic: kept {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(table(checks))
-    return exit_code(checks)

@@ -1,0 +1,1 @@
+"""Check and compare built sites: snapshots, diffs and verification against the corpus."""

@@ -1,0 +1,1 @@
+"""The subcommands: each module registers its argparse parser and hands the work to a stage."""

@@ -1,0 +1,120 @@
+"""`agenthropic build`: build the site once, or keep it built with --watch (and --serve)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agenthropic_site.commands.options import build_config, corpus_options, default_jobs, positive
+from agenthropic_site.config import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_WATCHDOG_MINUTES, ConfigError
+from agenthropic_site.errors import EXIT_USAGE, UserError, report
+from agenthropic_site.terminal import printable
+
+DEFAULT_PORT = 8765
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `build` command."""
+    build = subparsers.add_parser(
+        "build",
+        help="build the static site from a corpus of transcripts",
+        description="Build the static site. Only sessions whose files changed since the last build are read again.",
+    )
+    corpus_options(build)
+    build.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="output folder for the site (default: ./site)")
+    build.add_argument("--theme", type=Path, metavar="DIR", help="theme folder whose templates/ and static/ files override the default theme's")
+    build.add_argument(
+        "--now", metavar="ISO8601",
+        help="the build clock, for status ageing (default: $SOURCE_DATE_EPOCH, else the current time); never written into the site",
+    )
+    build.add_argument(
+        "--watchdog-minutes", type=positive, default=DEFAULT_WATCHDOG_MINUTES, metavar="N",
+        help=f"an agent with no ending and no activity for N minutes before the build clock is shown as unknown (default: {DEFAULT_WATCHDOG_MINUTES})",
+    )
+    build.add_argument(
+        "--max-file-mb", type=positive, default=DEFAULT_MAX_FILE_BYTES // (1024 * 1024), metavar="N",
+        help=f"skip transcripts larger than N MiB, reported as oversize (default: {DEFAULT_MAX_FILE_BYTES // (1024 * 1024)})",
+    )
+    build.add_argument(
+        "--max-depth", type=positive, default=DEFAULT_MAX_DEPTH, metavar="N",
+        help=f"skip folders nested deeper than N levels under a session folder, reported as too-deep (default: {DEFAULT_MAX_DEPTH})",
+    )
+    build.add_argument(
+        "--watch", action="store_true",
+        help="after the first build, rebuild whenever the corpus, the hook spool or the theme changes (and every few "
+        "seconds); print only changes and trouble; Ctrl-C stops with exit code 0",
+    )
+    build.add_argument("--serve", action="store_true", help="with --watch: serve the site on 127.0.0.1 and reload open pages after each build")
+    build.add_argument("--port", type=positive, default=DEFAULT_PORT, metavar="N", help=f"with --serve: the port (default: {DEFAULT_PORT})")
+    build.add_argument(
+        "--redact", action="store_true",
+        help="mask credential shapes (API keys such as sk-ant-..., AWS keys, GitHub and Slack tokens, private key blocks, "
+        "bearer tokens, api_key=... values) in every page and JSON file; the build report counts the masks by kind. "
+        "The cache keeps the transcripts as they are",
+    )
+    build.add_argument(
+        "-j", "--jobs", type=positive, default=default_jobs(), metavar="N",
+        help="use N processes to parse changed sessions and render session pages when many changed (a first build, a "
+        "new theme); the site and cache are the same whatever N (default: one a core, at most 4)",
+    )
+    build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    build.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the site (or watch); return the exit code."""
+    if args.serve and not args.watch:
+        print("agenthropic: --serve needs --watch", file=sys.stderr)
+        return EXIT_USAGE
+    if args.watch:
+        return _watch(args)
+    from agenthropic_site.pipeline.build import run_build
+    from agenthropic_site.pipeline.repair import repair_line
+
+    def log(message: str) -> None:
+        if not args.quiet:
+            print(printable(message), file=sys.stderr)
+
+    try:
+        config = build_config(args)
+        if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
+            raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
+        result = run_build(config, log)
+    except UserError as exc:
+        # A full cache or output folder is exit 1 (nothing lost, the site whole); the rest exit 2 or 3.
+        return report(exc)
+    if result.cache_repairs:
+        print(printable(repair_line(result.cache_repairs)), file=sys.stderr)  # even with -q: the user's cache was damaged
+    log(
+        f"{result.sessions} sessions: {result.parsed} parsed, {result.reused} unchanged, {result.failed} failed, "
+        f"{result.excluded} unpriced; {result.skips} files skipped; "
+        f"{result.pages_written} files written, {result.pages_unchanged} unchanged, {result.files_removed} removed"
+    )
+    if not args.quiet:
+        print(config.out.resolve() / "index.html")
+    if result.exit_code:
+        print("agenthropic: some sessions are left out of the cost totals; see report.html", file=sys.stderr)
+    return result.exit_code
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """Build, then rebuild on every change until Ctrl-C (serving the site with --serve)."""
+    import dataclasses
+
+    from agenthropic_site.live.watch import serve_and_watch, watch_forever
+
+    def log(message: str) -> None:
+        if not args.quiet or message.startswith(("watch:", "FATAL")):
+            print(printable(message), file=sys.stderr, flush=True)
+
+    try:
+        # Without a fixed clock, each pass ages statuses with the current time.
+        fixed_clock = bool(args.now) or bool(os.environ.get("SOURCE_DATE_EPOCH", "").strip())
+        config = dataclasses.replace(build_config(args), wait_for_cache=False, live_clock=not fixed_clock)
+    except ConfigError as exc:
+        return report(exc)
+    if args.serve:
+        return serve_and_watch(config, log, args.port)
+    return watch_forever(config, log)

@@ -1,0 +1,71 @@
+"""Options shared by the commands that read a corpus, and the BuildConfig made from them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from agenthropic_site.config import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_WATCHDOG_MINUTES,
+    BuildConfig,
+    ConfigError,
+    default_cache_dir,
+    default_corpus_dir,
+    default_jobs,
+    resolve_now,
+)
+
+
+def positive(text: str) -> int:
+    """Parse a positive whole number for argparse."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
+    return value
+
+
+def corpus_options(command: argparse.ArgumentParser) -> None:
+    """Add --corpus, --cache and --pricing."""
+    command.add_argument(
+        "--corpus", type=Path, metavar="DIR",
+        help="folder of Claude Code project folders (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    )
+    command.add_argument(
+        "--cache", type=Path, metavar="DIR",
+        help="cache folder (default: $AGENTHROPIC_CACHE_DIR, else $XDG_CACHE_HOME/agenthropic, else ~/.cache/agenthropic); "
+        "never inside the corpus or the output",
+    )
+    command.add_argument(
+        "--pricing", type=Path, metavar="FILE",
+        help="JSON price file whose families are merged over the built-in prices (how to price a new model; "
+        "see `agenthropic pricing`)",
+    )
+
+
+def build_config(args: argparse.Namespace) -> BuildConfig:
+    """Return the BuildConfig the parsed options ask for; raise ConfigError for a missing pricing file."""
+    env = os.environ
+    home = Path.home()
+    config = BuildConfig(
+        corpus=args.corpus if args.corpus is not None else default_corpus_dir(env, home),
+        out=getattr(args, "out", None) or Path("site"),
+        cache=args.cache if args.cache is not None else default_cache_dir(env, home),
+        now=resolve_now(getattr(args, "now", None), env),
+        theme=getattr(args, "theme", None),
+        pricing=args.pricing,
+        max_file_bytes=getattr(args, "max_file_mb", DEFAULT_MAX_FILE_BYTES // (1024 * 1024)) * 1024 * 1024,
+        max_depth=getattr(args, "max_depth", DEFAULT_MAX_DEPTH),
+        watchdog_minutes=getattr(args, "watchdog_minutes", DEFAULT_WATCHDOG_MINUTES),
+        quiet=args.quiet,
+        redact=getattr(args, "redact", False),
+        jobs=getattr(args, "jobs", 1),
+    )
+    if config.pricing is not None and not config.pricing.is_file():
+        raise ConfigError(f"pricing file not found: {config.pricing}")
+    return config
+
+
+__all__ = ["build_config", "corpus_options", "default_jobs", "positive"]

@@ -1,0 +1,1 @@
+"""The live side: the hook spool, hook events, Claude Code settings editing and the watch loop."""

@@ -1,0 +1,1 @@
+"""A build's orchestration: walk, parse what changed, price, project, gather, render; and its process pool."""

@@ -1,0 +1,126 @@
+"""One build: bring the cache up to date, then gather the site model and render what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Callable
+
+from agenthropic_site import code_identity
+from agenthropic_site.cache import Cache
+from agenthropic_site.config import BuildConfig, ConfigError, check_folders, check_output_path
+from agenthropic_site.corpus import Skip, real_root
+from agenthropic_site.cost import PriceTable, load_price_table
+from agenthropic_site.model.gather import Failure, gather
+from agenthropic_site.model.stored import load_view, refresh_views
+from agenthropic_site.pipeline.ingest import scan_and_ingest
+from agenthropic_site.pipeline.repair import with_repairs
+from agenthropic_site.pipeline.result import BuildResult
+from agenthropic_site.render.manifest import read_manifest
+from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
+
+__all__ = ["BuildResult", "run_build"]
+
+
+def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
+    """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError (CacheError) or OutputError."""
+    root = real_root(config.corpus)
+    check_folders(config.corpus, config.out, config.cache)
+    check_output_path(config.out)
+    prices = load_price_table(config.pricing)
+    try:
+        prepare_output(config.out)
+    except OSError as exc:  # a read-only file system, no permission, a full disk: before any page
+        raise ConfigError(f"cannot prepare the output folder {config.out}: {exc.strerror or exc}") from None
+    repairs: list[str] = []
+    result = with_repairs(config, log, repairs, lambda notes: _build_with_cache(config, root, prices, log, notes))
+    result.cache_repairs = repairs
+    return result
+
+
+def _build_with_cache(
+    config: BuildConfig, root: str, prices: PriceTable, log: Callable[[str], None], repairs: list[str] | None = None,
+) -> BuildResult:
+    cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache, repairs=repairs)
+    try:
+        scan, result = scan_and_ingest(cache, root, config, prices, log)
+        skips = sorted(scan.skips + result.read_skips)
+        result.skips = len(skips)
+        published = read_manifest(config.out)
+        signature = site_signature(cache, config, prices, skips, scan.unlisted)
+        if not result.dirty and cache.site_signature() == _of_folder(signature, published.digest) and _outputs_present(config, published.files):
+            # Nothing that any page shows has changed since this folder's last build: no page is looked at.
+            result.pages_unchanged = len(published.files)
+            result.failed = len(cache.failures())
+            result.excluded = cache.excluded_count()
+            return result
+        from agenthropic_site.render.pages import Renderer  # jinja2 and markdown-it load only to render
+
+        summaries = refresh_views(cache, result.dirty, prices)
+        failures = [Failure(*row) for row in cache.failures()]
+        model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
+        model.hook_events = cache.event_counts()
+        model.spool_bad_lines = cache.spool_bad_lines()
+        result.failed = len(model.failures)
+        result.excluded = sum(1 for session in model.sessions.values() if session.excluded_reason)
+        # Until this render is published, no folder is current for the cache: a build that fails
+        # from here (its views are already stored) must not let the next one take the short cut.
+        cache.set_site_signature("")
+        # What the output folder holds is judged from its own manifest, never from the cache.
+        writer = SiteWriter.begin(config.out, published, log)
+        try:
+            renderer = Renderer(
+                model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact,
+                jobs=config.jobs, pricing=config.pricing,
+            )
+            result.pages_rendered = renderer.render_all().rendered
+            with site_lock(config.out, True, log):
+                writer.finish(renderer.digests)
+        except BaseException:
+            writer.abort()
+            raise
+        if config.redact:
+            cache.set_redaction_counts(renderer.redaction_record())
+        result.pages_written = len(writer.written)
+        result.pages_unchanged = len(writer.unchanged)
+        result.files_removed = len(writer.removed)
+        # Recorded only once every output is in place, with the manifest this folder now holds.
+        cache.set_site_signature(_of_folder(signature, writer.manifest_digest))
+        return result
+    finally:
+        cache.close()
+
+
+def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips: list[Skip], unlisted: list[str]) -> str:
+    """Digest everything besides session views that pages show: a change of any means render."""
+    from agenthropic_site.render.theme import theme_digest, theme_dirs
+
+    digest = hashlib.sha256()
+    for part in (
+        code_identity(),
+        prices.digest,
+        theme_digest(theme_dirs(config.theme)).hex(),
+        str(shutil.which("dot") is not None),
+        repr([(s.path, s.reason, s.detail) for s in skips]),
+        repr(unlisted),
+        repr(cache.failures()),
+        repr(cache.stale_agents(config.now, config.watchdog_minutes)),
+        repr(cache.event_counts()),
+        str(cache.spool_bad_lines()),
+        f"redact={config.redact}",
+    ):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
+
+
+def _of_folder(signature: str, manifest_digest: str | None) -> str:
+    """Tie a site signature to the manifest of the folder built with it."""
+    # Another folder (or one whose manifest changed) built from the same cache is then rendered,
+    # never taken as current.
+    return hashlib.sha256(f"{signature}|{manifest_digest}".encode()).hexdigest()
+
+
+def _outputs_present(config: BuildConfig, files: dict[str, str]) -> bool:
+    out = str(config.out)
+    return bool(files) and all(os.path.isfile(os.path.join(out, rel)) for rel in files)

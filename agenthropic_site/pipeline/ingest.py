@@ -1,0 +1,143 @@
+"""The ingest stage: bring the cache up to date with the corpus (walk, parse what changed, price, project)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from agenthropic_site import code_identity
+from agenthropic_site.cache import Cache, Priced, PricedRow
+from agenthropic_site.config import BuildConfig, check_folders
+from agenthropic_site.corpus import CorpusScan, FileRef, real_root, scan_corpus
+from agenthropic_site.corpus.sniff import sniff_session_id
+from agenthropic_site.cost import PriceTable, PricingError, load_price_table
+from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
+from agenthropic_site.pipeline.parsing import parse_all
+from agenthropic_site.pipeline.repair import repair_line, with_repairs
+from agenthropic_site.pipeline.result import BuildResult
+
+REASON_MAX_CHARS = 300
+_ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
+
+
+def sanitize_reason(text: str) -> str:
+    """Make a failure reason safe to publish: no absolute paths, one line, at most 300 characters."""
+    flat = " ".join(_ABS_PATH_RE.sub("<path>", text).split())
+    return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
+
+
+def price_rows(rows: list[PricedRow], prices: PriceTable) -> Priced:
+    """Price every usage row; a row that cannot be priced says why (the halt gate reads it with ownership)."""
+    priced: Priced = []
+    for row in rows:
+        try:
+            cost = prices.cost(row.model, row.tokens, row.at, row.speed)
+        except PricingError as exc:
+            priced.append((row.seq, None, None, f"{exc.why} for model {exc.model}"))
+            continue
+        priced.append((row.seq, prices.family(row.model) or "", cost.as_tuple(), None))
+    return priced
+
+
+def price_sessions(cache: Cache, session_ids: list[str], prices: PriceTable) -> None:
+    """(Re)price sessions from their cached rows: a price change never needs a re-parse."""
+    for session_id in session_ids:
+        cache.set_prices(session_id, price_rows(cache.usage_rows(session_id), prices))
+
+
+def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
+    """Parse and project every session whose fingerprint changed since its checkpoint."""
+    result = BuildResult(sessions=len(scan.sessions))
+    build_number = cache.build_number()
+    checkpoints = cache.checkpoints()
+    changed = [files for sid, files in scan.sessions.items() if checkpoints.get(sid) != files.fingerprint]
+    todo = [files for files in changed if not cache.is_quarantined(files.session_id, files.fingerprint, build_number)]
+    result.quarantined = len(changed) - len(todo)
+    result.reused = len(scan.sessions) - len(changed)
+    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, log), start=1):
+        if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
+            log(f"parsed {done}/{len(todo)} changed sessions")
+        fingerprint = files.fingerprint
+        # Sessions that shared messages with the old version may gain or lose their ownership.
+        result.dirty |= cache.neighbours([files.session_id]) | {files.session_id}
+        result.transcripts_opened += outcome.opened
+        parsed, skipped = outcome.parsed, outcome.skipped
+        if parsed is None:
+            cache.record_failure(files.session_id, files.project, fingerprint, sanitize_reason(outcome.failure or ""), build_number)
+            result.failed += 1
+            continue
+        result.read_skips.extend(skipped)
+        if skipped:
+            # Read again next time: the skipped files may be readable then.
+            fingerprint += ":partial"
+        rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
+        cache.write_session(parsed, fingerprint, price_rows(rows, prices))
+        result.dirty |= cache.neighbours([files.session_id])
+        result.parsed += 1
+    gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))
+    result.dirty |= cache.neighbours(gone)
+    cache.forget(gone)
+    result.removed_sessions = len(gone)
+    return result
+
+
+def scan_and_ingest(
+    cache: Cache, root: str, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]
+) -> tuple[CorpusScan, BuildResult]:
+    """Bring the cache up to date with the corpus: walk, then parse what changed."""
+    if cache.rebuilt_reason:
+        log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
+    if cache.invalidate_unless(code_identity()):
+        log("agenthropic changed since the last build: every session is read again")
+    sniffed = [0]
+
+    def owner_of_flat_file(ref: FileRef) -> str | None:
+        known, session_id = cache.flat_owner(ref)
+        if not known:
+            sniffed[0] += 1
+            session_id = sniff_session_id(root, ref)
+            cache.put_flat_owner(ref, session_id)
+        return session_id
+
+    scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
+    repriced = []
+    if cache.prices_digest() != prices.digest:
+        # Re-price what is cached, without opening a transcript; the digest is recorded only
+        # once every session carries the new prices, so an interrupted build re-prices again.
+        repriced = cache.session_ids()
+        price_sessions(cache, repriced, prices)
+        cache.set_prices_digest(prices.digest)
+    result = ingest(cache, scan, config, prices, log)
+    result.transcripts_opened += sniffed[0]
+    result.repriced = len(repriced)
+    result.dirty |= set(repriced)
+    spool = ingest_spool(cache, config.cache)
+    result.hook_events = spool.added
+    # Replay hook events for sessions with new events and for sessions parsed again (their new
+    # agents may have started and finished between two builds): statuses only, never the tree.
+    touched = (set(spool.sessions or ()) | result.dirty) & set(cache.session_ids())
+    apply_hook_statuses(cache, touched)
+    result.dirty |= touched
+    return scan, result
+
+
+def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
+    """Ingest the corpus into the cache (no site) and count deduplicated requests per model id."""
+    root = real_root(config.corpus)
+    check_folders(config.corpus, config.out, config.cache)
+    prices = load_price_table(config.pricing)
+
+    def count(repairs: list[str]) -> dict[str, int]:
+        cache = Cache(config.cache, on_wait=log, repairs=repairs)
+        try:
+            scan_and_ingest(cache, root, config, prices, log)
+            cache.verify_sessions(cache.session_ids(), ("token_usage",))
+            return cache.requests_per_model()
+        finally:
+            cache.close()
+
+    repairs: list[str] = []
+    models = with_repairs(config, log, repairs, count)
+    if repairs:
+        log(repair_line(repairs))
+    return models

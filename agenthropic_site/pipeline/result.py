@@ -1,0 +1,36 @@
+"""What a build did: the counts behind its summary line and exit code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agenthropic_site.corpus import Skip
+
+
+@dataclass
+class BuildResult:
+    """What a build did: counts for the summary line and the exit code."""
+
+    sessions: int = 0
+    parsed: int = 0
+    reused: int = 0
+    dirty: set[str] = field(default_factory=set)  # sessions whose view must be computed again
+    quarantined: int = 0
+    hook_events: int = 0
+    failed: int = 0
+    excluded: int = 0
+    removed_sessions: int = 0
+    transcripts_opened: int = 0
+    pages_rendered: int = 0
+    pages_written: int = 0
+    pages_unchanged: int = 0
+    files_removed: int = 0
+    skips: int = 0
+    read_skips: list[Skip] = field(default_factory=list)
+    repriced: int = 0
+    cache_repairs: list[str] = field(default_factory=list)  # damaged rows of the cache derived again (repair_line)
+
+    @property
+    def exit_code(self) -> int:
+        """Return 1 when anything was left out (failed or unpriced sessions), else 0."""
+        return 1 if self.failed or self.excluded else 0
