@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEMO_NOW := 2026-06-01T00:00:00Z
 DEMO_CACHE := .cache/demo
 
-.PHONY: install site test fixtures bench screenshots clean
+.PHONY: install site test lint fixtures bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ screenshots: site
 # Tests run on every core (pytest-xdist): most of them start builds, browsers or servers.
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto
+
+# ruff over the repository and mypy over the package, with the settings in pyproject.toml
+# (tests/test_code_quality.py runs the same two, so `make test` keeps them clean too).
+lint: $(STAMP)
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m mypy
 
 # Regenerate the demo corpus and its ground truth (then run `make site` to refresh site/).
 fixtures: $(STAMP)

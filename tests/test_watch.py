@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site.live.watch import DEBOUNCE_MS, Pacing, WatchState, watch_loop
+from agenthropic_site.pipeline.watch import DEBOUNCE_MS, Pacing, WatchState, watch_loop
 from conftest import DEMO_CORPUS, DEMO_NOW
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
@@ -193,7 +193,7 @@ def _fetch(url: str) -> bytes | None:
 
 
 def test_a_watch_without_a_fixed_clock_ages_statuses_with_the_real_clock(tmp_path: Path) -> None:
-    from agenthropic_site.live.watch import run_pass
+    from agenthropic_site.pipeline.watch import run_pass
 
     settings = config(tmp_path)
     early = replace(settings, now=parse_instant("2000-01-01T00:00:00Z"))  # before every demo line: nothing is stale

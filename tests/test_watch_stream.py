@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.live.watch import DEBOUNCE_MS, PERIODIC_MS
+from agenthropic_site.pipeline.watch import DEBOUNCE_MS, PERIODIC_MS
 from conftest import DEMO_NOW
 from fixtures.stream import append_line, generate_stream_corpus, session_data
 

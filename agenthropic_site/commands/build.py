@@ -103,7 +103,7 @@ def _watch(args: argparse.Namespace) -> int:
     """Build, then rebuild on every change until Ctrl-C (serving the site with --serve)."""
     import dataclasses
 
-    from agenthropic_site.live.watch import serve_and_watch, watch_forever
+    from agenthropic_site.pipeline.watch import serve_and_watch, watch_forever
 
     def log(message: str) -> None:
         if not args.quiet or message.startswith(("watch:", "FATAL")):

@@ -1,0 +1,1 @@
+"""Render the site from the model: pages, the JSON mirror, graphs, through a writer that publishes atomically."""
