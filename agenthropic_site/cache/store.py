@@ -9,6 +9,7 @@ import os
 import sqlite3
 import stat
 from datetime import datetime
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -385,6 +386,18 @@ class Cache:
             raise CacheDamaged(what, forget)
         self._note(what)
 
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run the block as one write transaction: committed when it ends, rolled back when anything raises."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")  # the write lock first: no other writer can slip in between reads and writes
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
     def _meta(self, key: str) -> str | None:
         """Return a stored setting; one that fails its checksum is noted and taken as absent (derived again)."""
         value, damaged = _get_meta(self.conn, key)
@@ -451,9 +464,7 @@ class Cache:
         A session's rows go with its checkpoint (it is read again from the corpus), and with them
         every stored view: another session's view may have counted a request of this one.
         """
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction() as conn:
             for kind, key in forget:
                 if kind == "session":
                     self._delete_rows(key)
@@ -464,10 +475,6 @@ class Cache:
                     conn.execute("DELETE FROM svg_cache WHERE digest = ?", (key,))
             # The next attempt renders: no folder is taken as current for this cache.
             conn.execute("DELETE FROM meta WHERE key = 'site_signature'")
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
 
     def invalidate_unless(self, inputs_digest: str) -> bool:
         """Forget every checkpoint when the tool version changed; return whether it did."""
@@ -542,9 +549,7 @@ class Cache:
 
     def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced) -> None:
         """Replace everything cached for one session, priced, in a single transaction (all or nothing)."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction() as conn:
             self._delete_rows(parsed.session_id, keep=("sessions",))
             details = {
                 "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
@@ -571,10 +576,6 @@ class Cache:
             )
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             self._seal(parsed.session_id)
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
 
     def _insert_detail(self, parsed: ParsedSession) -> None:
         conn, sid = self.conn, parsed.session_id
@@ -638,15 +639,9 @@ class Cache:
 
     def set_prices(self, session_id: str, priced: Priced) -> None:
         """Store each row's family and cost by category, or why it cannot be priced."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             self._apply_prices(session_id, priced)
             self._seal(session_id, ("token_usage",))
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
 
     def _apply_prices(self, session_id: str, priced: Priced) -> None:
         """Write row costs inside the caller's transaction."""
@@ -804,20 +799,13 @@ class Cache:
     def _reread_spool(self) -> None:
         """Read the whole spool again: idempotency keys drop the events already stored, and bad lines are counted anew."""
         self._note("a stored setting (the hook spool's offset)")
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             self._set_meta("spool_offset", "0")
             self._set_meta("spool_bad_lines", "0")
-            self.conn.execute("COMMIT")
-        except BaseException:
-            _rollback(self.conn)
-            raise
 
     def add_events(self, rows: list[tuple[str, str, str, str | None]], offset: int, bad_lines: int) -> int:
         """Store spool lines (key, received_at, line, session) and the new offset in one transaction."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction() as conn:
             added = 0
             for key, received_at, line, _ in rows:
                 cursor = conn.execute("INSERT OR IGNORE INTO events_raw(idempotency_key, received_at, body) VALUES (?,?,?)",
@@ -834,10 +822,6 @@ class Cache:
             self._set_meta("spool_offset", str(offset))
             previous = _get_meta(conn, "spool_bad_lines")[0]  # checked by spool_offset, read just before
             self._set_meta("spool_bad_lines", str((int(previous) if previous is not None else 0) + bad_lines))
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
         return added
 
     def spool_bad_lines(self) -> int:
@@ -875,18 +859,12 @@ class Cache:
             params = ("waiting" if event == "Stop" else "working", at, session_id, session_id, at)
         else:
             return 0
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction() as conn:
             # Checked first: a status moved on damaged rows would make their digest look sound.
             self.verify_sessions([session_id], ("agents",))
             changed = conn.execute(sql, params).rowcount
             if changed:
                 self._seal(session_id, ("agents",))
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
         return changed
 
     def requests_per_model(self) -> dict[str, int]:
@@ -903,32 +881,20 @@ class Cache:
 
     def set_prices_digest(self, digest: str) -> None:
         """Record that every cached session is priced with this table; failures get a fresh budget."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             self._set_meta("prices_digest", digest)
             self._update_failures("consecutive = 0")
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
 
     def build_number(self) -> int:
         """Count this build (the quarantine schedule is measured in builds, not time)."""
         value, damaged = _get_meta(self.conn, "builds")
         number = int(value) + 1 if value is not None else 1
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             if damaged:
                 # The count starts again: so does every quarantine's wait, lest it outlast the count.
                 self._note("a stored setting (the build count)")
                 self._update_failures("retry_at_build = 0")
             self._set_meta("builds", str(number))
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
         return number
 
     def record_failure(self, session_id: str, project: str, fingerprint: str, reason: str, build: int = 0) -> int:
@@ -937,19 +903,13 @@ class Cache:
         After QUARANTINE_AFTER failures in a row the session waits 1, 2, 4 … 32 builds (and a
         change of its bytes) before it is read again.
         """
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction() as conn:
             self._delete_rows(session_id)
             row = conn.execute("SELECT consecutive FROM ingest_failures WHERE session_id = ?", (session_id,)).fetchone()
             consecutive = (row[0] if row else 0) + 1
             wait = min(2 ** (consecutive - QUARANTINE_AFTER), MAX_QUARANTINE_BUILDS) if consecutive >= QUARANTINE_AFTER else 0
             values = (session_id, project, fingerprint, reason, consecutive, build + wait)
             conn.execute("INSERT OR REPLACE INTO ingest_failures VALUES (?,?,?,?,?,?,?)", (*values, _sum(*values)))
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
         return consecutive
 
     def missing_sessions(self, present: set[str], keep_projects: set[str]) -> list[str]:
@@ -964,10 +924,9 @@ class Cache:
     def forget(self, gone: list[str]) -> None:
         """Delete everything cached for these sessions."""
         for session_id in gone:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self._delete_rows(session_id)
-            self.conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (session_id,))
-            self.conn.execute("COMMIT")
+            with self.transaction():
+                self._delete_rows(session_id)
+                self.conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (session_id,))
 
     # -- reading back -------------------------------------------------------------------------
 

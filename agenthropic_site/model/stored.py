@@ -7,97 +7,37 @@ site is rendered from the summaries of every session and the whole views of a ba
 from __future__ import annotations
 
 import hashlib
-from decimal import Decimal
-from typing import Any
 
-import orjson
-
-from agenthropic_site.cache import Cache
+from agenthropic_site.cache import Cache, codec
 from agenthropic_site.cost import PriceTable
-from agenthropic_site.cost.breakdown import WhatIf
-from agenthropic_site.parse.model import Tokens
-from agenthropic_site.model.views import AgentView, CompactionView, SessionSummary, SessionView, compute_views, summarize
+from agenthropic_site.model.views import SessionSummary, SessionView, compute_views, summarize
 
 VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once
 
 
-def _default(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    raise TypeError(f"cannot store {type(value).__name__} in a view")
-
-
 def encode_view(view: SessionView) -> bytes:
     """Serialise a view for the cache (dataclasses as objects, Decimals as strings)."""
-    return orjson.dumps(view, default=_default, option=orjson.OPT_SORT_KEYS)
-
-
-def _tokens(raw: dict[str, int]) -> Tokens:
-    return Tokens.from_dict(raw)
-
-
-def _money(raw: str | None) -> Decimal | None:
-    return None if raw is None else Decimal(raw)
+    return codec.encode(view)
 
 
 def decode_view(body: bytes) -> SessionView:
     """Rebuild a SessionView from encode_view's bytes."""
-    raw = orjson.loads(body)
-    agents = [
-        AgentView(
-            **{key: raw_agent[key] for key in (
-                "agent_id", "parent_agent_id", "kind", "edge_source", "agent_type", "description", "status", "outcome_cause",
-                "notification_status", "spawn_tool_use_id", "first_seen_at", "last_seen_at", "depth", "requests", "children",
-                "has_transcript", "reported")},
-            tokens=_tokens(raw_agent["tokens"]),
-            cost=Decimal(raw_agent["cost"]),
-            subtree_tokens=_tokens(raw_agent["subtree_tokens"]),
-            subtree_cost=Decimal(raw_agent["subtree_cost"]),
-        )
-        for raw_agent in raw["agents"]
-    ]
-    compactions = [CompactionView(**{**c, "cost_before": _money(c["cost_before"])}) for c in raw["compactions"]]
-    plain = {key: raw[key] for key in (
-        "session_id", "fingerprint", "project", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
-        "main_ended_at", "excluded_reason", "warnings", "line_errors", "unknown_types", "status", "edges", "unlinked_agents",
-        "collisions", "graph_problems", "critical_path", "prompts", "main_state", "under_reported", "copies_counted_in")}
-    return SessionView(
-        **plain,
-        tokens=_tokens(raw["tokens"]),
-        cost=_money(raw["cost"]),
-        agents=agents,
-        compactions=compactions,
-        by_model={model: (_tokens(tokens), Decimal(cost)) for model, (tokens, cost) in raw["by_model"].items()},
-        cost_by_day={day: Decimal(cost) for day, cost in raw["cost_by_day"].items()},
-        cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
-        segments=[Decimal(cost) for cost in raw["segments"]],
-        what_if=[WhatIf(w["source"], w["target"], Decimal(w["cost"]), Decimal(w["delta"])) for w in raw["what_if"]],
-        spend_over_time=[(at, cost) for at, cost in raw["spend_over_time"]],
-    )
+    return codec.decode(SessionView, body)
 
 
 def encode_summary(summary: SessionSummary) -> bytes:
     """Serialise a summary for the cache."""
-    return orjson.dumps(summary, default=_default, option=orjson.OPT_SORT_KEYS)
+    return codec.encode(summary)
 
 
 def decode_summary(body: bytes) -> SessionSummary:
     """Rebuild a SessionSummary from encode_summary's bytes."""
-    raw = orjson.loads(body)
-    return SessionSummary(
-        **{key: raw[key] for key in (
-            "session_id", "project", "title", "cwd", "started_at", "ended_at", "excluded_reason", "main_status", "main_last_seen",
-            "open_last_seen", "agent_ids", "compactions", "failed_agents", "collisions", "prompts", "view_digest", "main_state",
-            "absent_agents", "reported_tokens", "under_reported")},
-        tokens=_tokens(raw["tokens"]),
-        cost=_money(raw["cost"]),
-        by_model={model: (_tokens(tokens), Decimal(cost)) for model, (tokens, cost) in raw["by_model"].items()},
-        cost_by_day={day: Decimal(cost) for day, cost in raw["cost_by_day"].items()},
-        cost_by_category={name: Decimal(cost) for name, cost in raw["cost_by_category"].items()},
-    )
+    return codec.decode(SessionSummary, body)
 
 
-DAMAGED = (ValueError, KeyError, TypeError, ArithmeticError)  # what decoding bytes that are not a view raises
+# What decoding bytes that are not a view (or a view of an older shape) raises; a TypeError of the
+# codec is a class it cannot store, a bug to surface rather than a view to derive again.
+DAMAGED = codec.CodecError
 
 
 def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, SessionSummary]:

@@ -1,0 +1,304 @@
+"""Encode dataclasses as JSON bytes and decode them back, driven by their type definitions.
+
+The encoder is orjson (dataclasses as objects, Decimals as strings, keys sorted): its bytes are
+what the cache has always stored. The decoder walks `dataclasses.fields()` and the resolved type
+hints of the class it is given, so a field added to a class is read back like every other, and a
+stored object must hold exactly the fields of its class: a missing field, an unknown key (a
+renamed field) or a value of the wrong shape raises CodecError rather than coming back as a
+default. Generic on purpose: the classes are arguments, nothing here imports them.
+
+Supported annotations: dataclasses (nested, also frozen or slotted), `list[X]`, `tuple[X, ...]`,
+`tuple[X, Y]`, `dict[str, X]`, unions such as `X | None`, `Decimal` (stored as its string),
+`str`, `int`, `float`, `bool`, `None` and `Any` (kept as JSON gave it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any, TypeVar
+
+import orjson
+
+T = TypeVar("T")
+Decoder = Callable[[Any], Any]
+
+SCALARS = (str, int, float, bool, type(None))
+
+
+class CodecError(ValueError):
+    """Raise when stored JSON does not match the type it is decoded into."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[str | int] = []  # filled in outwards while the error unwinds
+
+    def __str__(self) -> str:
+        where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in self.path)
+        return f"${where}: {self.message}"
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"cannot store {type(value).__name__} in a view")
+
+
+def encode(value: Any) -> bytes:
+    """Serialise a dataclass instance (dataclasses as objects, Decimals as strings, keys sorted)."""
+    return orjson.dumps(value, default=_default, option=orjson.OPT_SORT_KEYS)
+
+
+def decode(cls: type[T], data: bytes | str) -> T:
+    """Rebuild an instance of `cls` from `encode`'s bytes."""
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise CodecError(f"not JSON: {error}") from None
+    return convert(cls, raw)
+
+
+def convert(cls: type[T], raw: Any) -> T:
+    """Build an instance of `cls` from already parsed JSON."""
+    result: T = dataclass_decoder(cls)(raw)
+    return result
+
+
+def _kind(raw: Any) -> str:
+    return "null" if raw is None else type(raw).__name__
+
+
+def _fail(expected: str, raw: Any) -> CodecError:
+    return CodecError(f"expected {expected}, got {_kind(raw)} {_short(raw)}")
+
+
+def _short(raw: Any) -> str:
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# One decoder per dataclass, built on its first use: resolving type hints is far slower than decoding.
+_DATACLASSES: dict[type, Decoder] = {}
+
+
+def dataclass_decoder(cls: type) -> Decoder:
+    """Return the (cached) decoder of one dataclass."""
+    decoder = _DATACLASSES.get(cls)
+    if decoder is None:
+        decoder = _build_dataclass(cls)
+    return decoder
+
+
+def _build_dataclass(cls: type) -> Decoder:
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    plan: list[tuple[str, Decoder]] = []
+    size = 0
+    positional = True
+    name = cls.__name__
+
+    def decode_dataclass(raw: Any) -> Any:
+        if type(raw) is not dict:
+            raise _fail(f"an object ({name})", raw)
+        try:
+            if len(raw) != size:
+                raise KeyError
+            # Every field looked up, and no more keys than fields: the keys are exactly the fields.
+            values = [decoder(raw[field]) for field, decoder in plan]
+        except KeyError:
+            raise _keys_error(name, [field for field, _ in plan], raw) from None
+        except CodecError as error:
+            _locate(error, ((field, decoder, raw[field]) for field, decoder in plan))
+            raise
+        # Positional where the class allows it: faster than keywords, for thousands of objects.
+        return cls(*values) if positional else cls(**{field: value for (field, _), value in zip(plan, values)})
+
+    # Registered before its fields are planned, so a class that contains itself finds its decoder.
+    known = len(_DATACLASSES)
+    _DATACLASSES[cls] = decode_dataclass
+    try:
+        hints = typing.get_type_hints(cls)
+        for field in dataclasses.fields(cls):
+            if not field.init or field.name.startswith("_"):
+                # orjson leaves out underscored fields and writes init=False ones only once set: they cannot round-trip.
+                raise TypeError(f"{name}.{field.name}: the codec cannot store a private or init=False field")
+            plan.append((field.name, _decoder(hints[field.name], f"{name}.{field.name}")))
+            positional = positional and not field.kw_only
+    except BaseException:
+        for added in list(_DATACLASSES)[known:]:  # with the classes planned inside it, which may hold its half-built decoder
+            del _DATACLASSES[added]
+        raise
+    size = len(plan)
+    return decode_dataclass
+
+
+def _keys_error(name: str, fields: list[str], raw: dict[str, Any]) -> CodecError:
+    missing, unknown = [field for field in fields if field not in raw], sorted(set(raw) - set(fields))
+    parts = [f"missing field(s) {', '.join(missing)}"] if missing else []
+    parts += [f"unknown key(s) {', '.join(unknown)}"] if unknown else []
+    return CodecError(f"{name}: {'; '.join(parts)}")
+
+
+def _locate(error: CodecError, attempts: typing.Iterable[tuple[str | int, Decoder, Any]]) -> None:
+    """Prefix the error's path with the first key whose value fails again (errors are rare: decode twice)."""
+    for key, decoder, value in attempts:
+        try:
+            decoder(value)
+        except CodecError:
+            error.path.insert(0, key)
+            return
+
+
+def _decoder(hint: Any, where: str) -> Decoder:
+    """Return the decoder of one annotation (`where` names it in errors about the type itself)."""
+    if hint is Any or hint is object:
+        return _identity
+    if hint is Decimal:
+        return _decimal
+    if hint in SCALARS:
+        return _scalar(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _DATACLASSES.get(hint) or _build_dataclass(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return _union(args, where)
+    if hint is list or origin is list:
+        return _list(_decoder(args[0], where) if args else _identity)
+    if hint is dict or origin is dict:
+        if args and args[0] is not str:
+            raise TypeError(f"{where}: JSON object keys are strings, not {args[0]!r}")
+        return _dict(_decoder(args[1], where) if args else _identity)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _tuple_of(_decoder(args[0], where))
+        return _fixed_tuple(tuple(_decoder(arg, where) for arg in args))
+    raise TypeError(f"{where}: the codec cannot decode {hint!r}")
+
+
+def _identity(raw: Any) -> Any:
+    return raw
+
+
+def _decimal(raw: Any) -> Decimal:
+    if type(raw) is not str:
+        raise _fail("a decimal string", raw)
+    try:
+        return Decimal(raw)
+    except InvalidOperation:
+        raise _fail("a decimal string", raw) from None
+
+
+def _scalar(kind: type) -> Decoder:
+    if kind is float:
+        def decode_float(raw: Any) -> float:
+            if type(raw) is float:
+                return raw
+            if type(raw) is int:  # a JSON number without a fraction
+                return float(raw)
+            raise _fail("float", raw)
+        return decode_float
+    expected = _kind(None) if kind is type(None) else kind.__name__
+
+    def decode_scalar(raw: Any) -> Any:
+        if type(raw) is not kind:  # exact: a bool is not an int here
+            raise _fail(expected, raw)
+        return raw
+    return decode_scalar
+
+
+def _union(members: tuple[Any, ...], where: str) -> Decoder:
+    none = type(None)
+    if len(members) == 2 and none in members:
+        # X | None, the common case: one test before X's decoder.
+        inner = _decoder(members[0] if members[1] is none else members[1], where)
+
+        def decode_optional(raw: Any) -> Any:
+            return None if raw is None else inner(raw)
+        return decode_optional
+    # A value already of a scalar member's JSON type is kept as is (so `Decimal | str` keeps the
+    # string: the JSON cannot tell them apart, and the string loses nothing); else the first
+    # other member that accepts it wins.
+    kept = frozenset(member for member in members if member in SCALARS and member is not float)
+    others = [_decoder(member, where) for member in members if member not in kept]
+    expected = " | ".join(getattr(member, "__name__", repr(member)) for member in members)
+
+    def decode_union(raw: Any) -> Any:
+        if type(raw) in kept:
+            return raw
+        for decoder in others:
+            try:
+                return decoder(raw)
+            except CodecError:
+                continue
+        raise _fail(expected, raw)
+    return decode_union
+
+
+def _list(item: Decoder) -> Decoder:
+    def decode_list(raw: Any) -> list[Any]:
+        if type(raw) is not list:
+            raise _fail("a list", raw)
+        if item is _identity:
+            return raw
+        try:
+            return [item(value) for value in raw]
+        except CodecError as error:
+            _locate(error, ((index, item, value) for index, value in enumerate(raw)))
+            raise
+    return decode_list
+
+
+def _tuple_of(item: Decoder) -> Decoder:
+    def decode_tuple(raw: Any) -> tuple[Any, ...]:
+        if type(raw) is not list:
+            raise _fail("a list (tuple)", raw)
+        try:
+            return tuple([item(value) for value in raw])
+        except CodecError as error:
+            _locate(error, ((index, item, value) for index, value in enumerate(raw)))
+            raise
+    return decode_tuple
+
+
+def _fixed_tuple(items: tuple[Decoder, ...]) -> Decoder:
+    size = len(items)
+    if size == 2:  # the common (key, value) pair: no generator, no zip
+        first, second = items
+
+        def decode_pair(raw: Any) -> tuple[Any, ...]:
+            if type(raw) is not list or len(raw) != 2:
+                raise _fail("a list of 2 (tuple)", raw)
+            try:
+                return (first(raw[0]), second(raw[1]))
+            except CodecError as error:
+                _locate(error, ((0, first, raw[0]), (1, second, raw[1])))
+                raise
+        return decode_pair
+
+    def decode_fixed(raw: Any) -> tuple[Any, ...]:
+        if type(raw) is not list or len(raw) != size:
+            raise _fail(f"a list of {size} (tuple)", raw)
+        try:
+            return tuple([item(value) for item, value in zip(items, raw)])
+        except CodecError as error:
+            _locate(error, ((index, item, value) for index, (item, value) in enumerate(zip(items, raw))))
+            raise
+    return decode_fixed
+
+
+def _dict(value_decoder: Decoder) -> Decoder:
+    def decode_dict(raw: Any) -> dict[str, Any]:
+        if type(raw) is not dict:
+            raise _fail("an object", raw)
+        if value_decoder is _identity:
+            return raw
+        try:
+            return {key: value_decoder(value) for key, value in raw.items()}
+        except CodecError as error:
+            _locate(error, ((key, value_decoder, value) for key, value in raw.items()))
+            raise
+    return decode_dict
