@@ -1,12 +1,13 @@
 """Parsing and rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
 
 Render workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be
-rendered (parse workers from build.PARSE_IN_WORKERS_MIN changed sessions), so these tests
-generate a corpus just above that. Real worker processes, nothing mocked.
+rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions), so these tests
+generate a corpus just above that. Real worker processes; tests/test_pool.py tests the pool itself.
 """
 
 from __future__ import annotations
 
+import multiprocessing.process
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site.pipeline import pool as workers
+from agenthropic_site.pipeline import pool
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
 from conftest import DEMO_NOW, dump_cache, tree_bytes
 from fixtures.generate import generate_scale
@@ -43,24 +44,33 @@ def test_two_processes_build_the_same_site_and_cache_as_one(corpus: Path, tmp_pa
     assert (one.pages_rendered, one.pages_written) == (two.pages_rendered, two.pages_written)
     assert tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "two" / "site")
     assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
+    # The same writes in the same order: the cache files are equal byte for byte.
+    assert (tmp_path / "one" / "cache" / "cache.sqlite3").read_bytes() == (tmp_path / "two" / "cache" / "cache.sqlite3").read_bytes()
     again = run_build(settings(corpus, tmp_path / "two", 2), said.append)  # nothing changed: nothing rendered, no workers
     assert (again.pages_rendered, again.pages_written) == (0, 0)
 
 
 @pytest.mark.slow
-def test_workers_that_cannot_start_leave_the_build_to_this_process(corpus: Path, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workers_that_cannot_start_leave_the_build_to_this_process(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     said: list[str] = []
-    monkeypatch.setattr(workers.sys, "executable", str(tmp_path / "no-such-python"))
-    run_build(settings(corpus, tmp_path / "failed", 2), said.append)
-    assert "notice: cannot start a worker process" in " ".join(said) and "parsing in this process" in " ".join(said), said
-    assert "rendering in this process" in " ".join(said), said
-    monkeypatch.setattr(workers.sys, "executable", "/bin/false")  # starts, answers nothing, exits
-    run_build(settings(corpus, tmp_path / "silent", 2), said.append)
-    assert any("a parse worker stopped early" in line for line in said), said
-    assert any("a render worker stopped early" in line for line in said), said
+
+    def no_process(self: object) -> None:
+        raise OSError("Resource temporarily unavailable")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(multiprocessing.process.BaseProcess, "start", no_process)
+        run_build(settings(corpus, tmp_path / "failed", 2), said.append)
+    assert "notice: cannot start a worker process: Resource temporarily unavailable; this process parsed the remaining sessions" in said, said
+    assert "notice: cannot start a worker process: Resource temporarily unavailable; this process rendered the remaining sessions" in said, said
+    said.clear()
+    with monkeypatch.context() as patch:
+        # Workers that run another copy of the package (a forkserver that preloaded it) start, and do nothing.
+        patch.setattr(pool, "__file__", str(tmp_path / "elsewhere" / "pool.py"))
+        run_build(settings(corpus, tmp_path / "elsewhere", 2), said.append)
+    assert sum(line.startswith("notice: a worker process runs ") for line in said) == 2, said
     run_build(settings(corpus, tmp_path / "one", 1), said.append)
-    assert tree_bytes(tmp_path / "failed" / "site") == tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "silent" / "site")
+    assert tree_bytes(tmp_path / "failed" / "site") == tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "elsewhere" / "site")
+    assert dump_cache(tmp_path / "failed" / "cache") == dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "elsewhere" / "cache")
 
 
 @pytest.mark.slow
@@ -83,7 +93,7 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(corpus
 @pytest.mark.slow
 @pytest.mark.parametrize("phase", ["parsing", "rendering the pages"])
 def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(corpus: Path, tmp_path: Path, phase: str) -> None:
-    """SIGKILL reaches the build, not its workers: they stop at their next item or answer, and leave nothing staged."""
+    """SIGKILL reaches the build, not its workers: they exit at once, and whatever they staged goes with the next build."""
     import signal
     import subprocess
     import sys
@@ -99,6 +109,10 @@ def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(cor
     while not line.startswith(phase) and time.monotonic() < deadline and victim.poll() is None:
         line = victim.stderr.readline()
     assert line.startswith(phase) and "process" in line, f"the build never started its workers for {phase}"
+    if phase.startswith("rendering"):
+        staging = tmp_path / "site" / ".agenthropic" / "staging"
+        while time.monotonic() < deadline and not any(staging.glob("*/*.part")):
+            time.sleep(0.01)  # killed once pages are staged
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert run_build(settings(corpus, tmp_path, 2), lambda line: None).failed == 0

@@ -13,7 +13,7 @@ from agenthropic_site.config import BuildConfig, ConfigError, check_folders, che
 from agenthropic_site.corpus import Skip, real_root
 from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.model.gather import Failure, gather
-from agenthropic_site.model.stored import load_view, refresh_views
+from agenthropic_site.model.stored import refresh_views
 from agenthropic_site.pipeline.ingest import scan_and_ingest
 from agenthropic_site.pipeline.repair import with_repairs
 from agenthropic_site.pipeline.result import BuildResult
@@ -55,7 +55,7 @@ def _build_with_cache(
             result.failed = len(cache.failures())
             result.excluded = cache.excluded_count()
             return result
-        from agenthropic_site.render.pages import Renderer  # jinja2 and markdown-it load only to render
+        from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
         summaries = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
@@ -70,18 +70,15 @@ def _build_with_cache(
         # What the output folder holds is judged from its own manifest, never from the cache.
         writer = SiteWriter.begin(config.out, published, log)
         try:
-            renderer = Renderer(
-                model, cache, writer, config.theme, log, load_view=lambda sid: load_view(cache, sid, prices), redact=config.redact,
-                jobs=config.jobs, pricing=config.pricing,
-            )
-            result.pages_rendered = renderer.render_all().rendered
+            rendered = render_from_cache(model, cache, writer, config, prices, log)
+            result.pages_rendered = rendered.stats.rendered
             with site_lock(config.out, True, log):
-                writer.finish(renderer.digests)
+                writer.finish(rendered.digests)
         except BaseException:
             writer.abort()
             raise
         if config.redact:
-            cache.set_redaction_counts(renderer.redaction_record())
+            cache.set_redaction_counts(rendered.redactions)
         result.pages_written = len(writer.written)
         result.pages_unchanged = len(writer.unchanged)
         result.files_removed = len(writer.removed)

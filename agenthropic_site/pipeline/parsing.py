@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from contextlib import closing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -11,7 +12,7 @@ from agenthropic_site.corpus import SessionFiles, Skip, UnreadableError, read_by
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.model import ParsedSession
-from agenthropic_site.pipeline.pool import Workers, WorkersFailed
+from agenthropic_site.pipeline.pool import Task, map_in_order
 
 PARSE_IN_WORKERS_MIN = 32  # fewer changed sessions than this are parsed in the build's own process
 
@@ -83,8 +84,10 @@ def run(setup: tuple[str, int], files: SessionFiles) -> ParseOutcome:
     return read_and_parse(setup[0], files, setup[1])
 
 
-def cancel(answer: ParseOutcome) -> None:
-    """Nothing to undo: parsing writes nothing."""
+# The forkserver starts once, for whichever task comes first: it loads the render task's modules too.
+WORKER_PRELOAD = ("agenthropic_site.pipeline.parsing", "agenthropic_site.pipeline.rendering")
+PARSE_TASK: Task[tuple[str, int], SessionFiles, ParseOutcome] = Task(start, run, WORKER_PRELOAD)
+PARSE_CHUNK = 4  # sessions sent to a worker at a time: fewer round trips, answers still soon
 
 
 def parse_all(
@@ -92,21 +95,16 @@ def parse_all(
 ) -> Iterator[tuple[SessionFiles, ParseOutcome]]:
     """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many."""
     here = functools.partial(read_and_parse, root, max_bytes=config.max_file_bytes)
-    workers = None
-    if config.jobs >= 2 and len(todo) >= PARSE_IN_WORKERS_MIN:
-        try:
-            # One process fewer than --jobs: this one is busy too, pricing and writing each session.
-            workers = Workers("parse", (root, config.max_file_bytes), todo, config.jobs - 1)
-        except WorkersFailed as exc:
-            log(f"notice: {exc}; parsing in this process")
-    if workers is None:
+    # One process fewer than --jobs: this one is busy too, pricing and writing each session.
+    workers = min(config.jobs - 1, -(-len(todo) // PARSE_CHUNK))
+    if workers < 1 or len(todo) < PARSE_IN_WORKERS_MIN:
         yield from ((files, here(files)) for files in todo)
         return
-    log(f"parsing {len(todo)} changed sessions in {workers.count} worker process{'es' if workers.count > 1 else ''}")
-    try:
-        yield from workers.answers(here)
-        why = workers.stopped_early()
-    finally:
-        workers.close()
-    if why is not None:
-        log(f"notice: a parse worker stopped early ({why}); this process parsed its sessions")
+    log(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
+    notice = functools.partial(_fell_back, log)
+    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), todo, workers, here, notice, PARSE_CHUNK)) as outcomes:
+        yield from outcomes
+
+
+def _fell_back(log: Callable[[str], None], why: str) -> None:
+    log(f"notice: {why}; this process parsed the remaining sessions")

@@ -1,132 +1,198 @@
 """Worker processes for the parts of a build that use more than one core: parsing and rendering.
 
-Each worker is a new interpreter running `workers.main` with the parent's sys.path: no SQLite
-connection, lock or thread crosses a fork, and no caller's `__main__` is imported again. It reads a task
-name, the task's setup and its share of the items on stdin, and writes one pickled answer per
-item, in order, on a copy of its stdout. Items are dealt round-robin (item i to worker i mod n),
-so the parent reads the answers in the items' order, which keeps what it does with them (cache
-writes, merges) in the same order as in one process: a build with workers equals one without.
-A worker that cannot start or stops early is seen as the end of its answers, never waited for;
-the caller does the rest of that worker's items itself. A worker whose build is gone stops.
+A standard ProcessPoolExecutor whose workers are forked from a forkserver (spawned where there is
+none), which has imported the tasks' modules once. This module knows no task: the caller passes
+its functions in (`Task`), and `map_in_order` keeps these guarantees:
+
+- Answers come back in the items' order, whichever process gave them, so what the caller does
+  with them (cache writes, merges) happens in the same order as in one process: a build with
+  workers equals one without, byte for byte.
+- No SQLite connection, lock or thread crosses a fork: the forkserver is a new interpreter that
+  only imports modules; each worker's `start` opens what it needs.
+- Workers import the package from this process's sys.path, never from a working folder.
+- A worker that cannot start, whose `start` fails or that dies leaves the rest to the caller:
+  `do_here` answers the remaining items, in order, and `notice` says why, once.
+- A worker whose build is gone exits at once: nothing it could stage would be published, and
+  the build's staging folder, which nobody holds then, is cleared by the next build.
+
+As with any multiprocessing start method but fork, a script that builds must guard its work with
+`if __name__ == "__main__"`: a worker imports the caller's main script (the `agenthropic` entry
+points are guarded).
 """
 
 from __future__ import annotations
 
-import importlib
+import multiprocessing
 import os
 import pickle
-import subprocess
+import signal
 import sys
 import threading
-from collections.abc import Iterator
-from typing import IO, Any
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing import connection
+from multiprocessing.context import BaseContext
+from typing import Any, Generic, TypeVar
 
-# task name -> module with `start(setup) -> state`, `run(state, item) -> answer`, `cancel(answer)`
-TASKS = {"parse": "agenthropic_site.pipeline.parsing", "render": "agenthropic_site.render.parallel"}
+S = TypeVar("S")
+I = TypeVar("I")  # noqa: E741 - the item type
+A = TypeVar("A")
+
+AHEAD = 2  # chunks queued per worker: enough to keep it busy, few enough that answers never pile up in memory
+EXIT_ORPHANED = 2  # a worker's exit status when its build is gone
 
 
-class WorkersFailed(Exception):
-    """No worker process could be started."""
+@dataclass(frozen=True)
+class Task(Generic[S, I, A]):
+    """What workers do: `start(setup)` once per worker, then `run(state, item)` per item.
+
+    Both are module-level functions (they travel by name), and `preload` names the modules
+    the forkserver imports once for every worker.
+    """
+
+    start: Callable[[Any], S]
+    run: Callable[[S, I], A]
+    preload: tuple[str, ...] = ()
 
 
-class Workers:
-    """Worker processes doing one task over items; answers are read in the items' order."""
+@dataclass(frozen=True)
+class _Unable:
+    """A worker's answer when its task could not start there."""
 
-    def __init__(self, task: str, setup: Any, items: list[Any], jobs: int) -> None:
-        self.items = items
-        self.count = max(1, min(jobs, len(items)))
-        self.processes: list[subprocess.Popen[bytes]] = []
-        self.stderr: list[bytes] = [b""] * self.count
-        self.ended = [False] * self.count
-        self._drains: list[threading.Thread] = []
-        # The worker imports this package from the parent's own sys.path, never from its working
-        # folder (`-m` would put that first, and another agenthropic_site there would win).
-        command = [sys.executable, "-c", f"import sys; sys.path[:] = {sys.path!r}; from agenthropic_site.pipeline.pool import main; main()"]
+    why: str
+
+
+_lock = threading.Lock()
+_worker: tuple[Task[Any, Any, Any], Any] | None = None  # in a worker: its task and the state `start` returned
+_unable: str | None = None  # in a worker: why its task could not start
+
+
+def map_in_order(
+    task: Task[S, I, A], setup: Any, items: Sequence[I], jobs: int, do_here: Callable[[I], A], notice: Callable[[str], None], chunk: int = 1,
+) -> Generator[tuple[I, A], None, None]:
+    """Yield (item, answer) for every item in order, answered by up to `jobs` worker processes.
+
+    Items travel `chunk` at a time. When the workers cannot go on, `notice(why)` is called once
+    and `do_here(item)` answers the rest here. An exception `run` raised in a worker is raised
+    here, in its item's turn, once the workers have stopped. Close the iterator when not
+    consuming it to the end (`contextlib.closing`): that stops the workers.
+    """
+    chunks = [list(items[start : start + chunk]) for start in range(0, len(items), max(1, chunk))]
+    count = min(jobs, len(chunks))
+    done = 0  # chunks answered so far
+    why: str | None = None
+    if count >= 1:
+        executor: ProcessPoolExecutor | None = None
+        queued: deque[Future[Any]] = deque()
+
+        def fill() -> None:
+            assert executor is not None
+            while done + len(queued) < len(chunks) and len(queued) < count * AHEAD:
+                queued.append(executor.submit(_run_chunk, chunks[done + len(queued)]))
+
         try:
-            for index in range(self.count):
-                process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                self.processes.append(process)
-                drain = threading.Thread(target=self._drain, args=(index,), daemon=True)
-                drain.start()
-                self._drains.append(drain)
-        except OSError as exc:
-            self.close()
-            raise WorkersFailed(f"cannot start a worker process: {exc}") from exc
-        for index, process in enumerate(self.processes):
-            assert process.stdin is not None
             try:
-                pickle.dump((task, setup, items[index :: self.count], os.getpid()), process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                process.stdin.close()
-            except OSError:
-                self._end(index)  # it stopped before reading: its items are done by the caller
-
-    def _drain(self, index: int) -> None:
-        stream = self.processes[index].stderr
-        assert stream is not None
-        self.stderr[index] = stream.read()
-
-    def _end(self, index: int) -> None:
-        self.ended[index] = True
-        process = self.processes[index]
-        if process.poll() is None:
-            process.kill()  # it may be blocked writing an answer nobody will read
-
-    def answers(self, do_here: Callable[[Any], Any]) -> Iterator[tuple[Any, Any]]:
-        """Yield (item, answer) in the items' order; `do_here(item)` answers for a worker that stopped."""
-        for position, item in enumerate(self.items):
-            index = position % self.count
-            answer = None
-            if not self.ended[index]:
-                stdout = self.processes[index].stdout
-                assert stdout is not None
+                executor = ProcessPoolExecutor(count, mp_context=_context(task.preload), initializer=_start_worker, initargs=(task, setup, __file__))
+                fill()
+            except Exception as exc:  # noqa: BLE001 - no process, no forkserver, a broken pool: all is done here
+                why = f"cannot start a worker process: {exc}"
+            while why is None and queued:
                 try:
-                    answer = ("ok", pickle.load(stdout))
-                except Exception:  # noqa: BLE001 - end of output, or an answer that cannot be read
-                    self._end(index)
-            yield item, (answer[1] if answer is not None else do_here(item))
+                    answers = queued[0].result()
+                except BrokenProcessPool as exc:
+                    why = f"a worker process stopped early ({exc})"
+                    break
+                if isinstance(answers, _Unable):
+                    why = answers.why
+                    break
+                queued.popleft()
+                yield from zip(chunks[done], answers)
+                done += 1
+                try:
+                    fill()
+                except Exception as exc:  # noqa: BLE001 - a process that cannot start now, or a broken pool
+                    why = f"cannot start a worker process: {exc}"
+        finally:
+            if executor is not None:
+                # Running chunks finish (their files go with the build's staging folder); queued ones never start.
+                executor.shutdown(wait=True, cancel_futures=True)
+        if why is not None:
+            notice(why)
+    for rest in chunks[done:]:
+        for item in rest:
+            yield item, do_here(item)
 
-    def stopped_early(self) -> str | None:
-        """Return why a worker stopped before answering all its items (its last stderr line), or None."""
-        for index, ended in enumerate(self.ended):
-            if ended:
-                self.processes[index].wait()
-                self._drains[index].join()
-                lines = self.stderr[index].decode("utf-8", "replace").strip().splitlines()
-                return lines[-1] if lines else f"exit code {self.processes[index].returncode}"
-        return None
 
-    def close(self) -> None:
-        """Stop every worker still running and wait for it."""
-        for index, process in enumerate(self.processes):
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-            self._drains[index].join()
+def _context(preload: tuple[str, ...]) -> BaseContext:
+    """Return a forkserver context whose server has imported `preload` (a spawn context where there is no forkserver)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    with _lock, _this_sys_path():
+        # The preload counts only when the server starts: once per build process (or after it died).
+        context.set_forkserver_preload(list(preload))
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+    return context
 
 
-def _serve(source: IO[bytes], sink: IO[bytes]) -> int:
-    """Run in a worker: answer each item of the share read from `source`, in order, on `sink`."""
-    task, setup, share, parent = pickle.load(source)
-    handler = importlib.import_module(TASKS[task])
-    state = handler.start(setup)
-    for item in share:
-        if os.getppid() != parent:
-            return 2  # the build was killed: do no more of its work
-        answer = handler.run(state, item)
+@contextmanager
+def _this_sys_path() -> Iterator[None]:
+    """Make a process started meanwhile import from this process's sys.path, never from its working folder."""
+    # The forkserver runs `python -c`, which puts the working folder first (another agenthropic_site
+    # there would be preloaded), and Python 3.11's forkserver ignores the sys.path it is given. With
+    # PYTHONSAFEPATH it puts nothing first, and PYTHONPATH puts this process's sys.path before its own.
+    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    entries = [os.path.abspath(str(entry)) for entry in sys.path]
+    os.environ["PYTHONPATH"] = os.pathsep.join(entry for entry in entries if os.pathsep not in entry)
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _start_worker(task: Task[Any, Any, Any], setup: Any, parent_file: str) -> None:
+    """Start a worker: follow its build's life, check it runs the build's own code, start the task."""
+    global _worker, _unable
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's: it stops its workers itself
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+    if __file__ != parent_file:  # a forkserver that preloaded another copy of the package (started by someone else, or with -I)
+        _unable = f"a worker process runs {__file__}, not {parent_file}"
+        return
+    try:
+        _worker = (task, task.start(setup))
+    except Exception as exc:  # noqa: BLE001 - said once by the build, which does the work itself
+        _unable = f"a worker process could not start: {type(exc).__name__}: {exc}"
+
+
+def _exit_with(sentinel: int) -> None:
+    """Exit this worker as soon as its build is gone, even in the middle of an item."""
+    connection.wait([sentinel])
+    os._exit(EXIT_ORPHANED)
+
+
+def _run_chunk(chunk: list[Any]) -> list[Any] | _Unable:
+    """Answer one chunk of items (in a worker)."""
+    if _worker is None:
+        return _Unable(_unable or "a worker process has no task")
+    task, state = _worker
+    try:
+        return [task.run(state, item) for item in chunk]
+    except Exception as exc:
         try:
-            pickle.dump(answer, sink, protocol=pickle.HIGHEST_PROTOCOL)
-            sink.flush()
-        except BrokenPipeError:
-            handler.cancel(answer)  # nobody will take it: undo what it left behind
-            return 2
-    return 0
-
-
-def main() -> None:
-    """Be a worker process: answers go through a copy of stdout, anything else printed to stderr."""
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    sys.exit(_serve(sys.stdin.buffer, answers))
+            pickle.dumps(exc)
+        except Exception:  # noqa: BLE001 - an exception that cannot travel goes as text
+            raise RuntimeError(f"{type(exc).__name__}: {exc}") from None
+        raise

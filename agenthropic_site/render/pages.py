@@ -1,10 +1,9 @@
-"""Render every page of the site from the gathered model."""
+"""Render pages one at a time: a session's pages, a project's, the index; render/site.py decides which and where."""
 
 from __future__ import annotations
 
 import hashlib
 import shutil
-from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -15,28 +14,26 @@ import jinja2
 from markupsafe import Markup
 
 from agenthropic_site import __version__, code_identity
-from agenthropic_site.cache import Cache
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.stored import VIEW_BATCH
 from agenthropic_site.model.views import AgentView, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
-from agenthropic_site.render.charts import bar_chart, step_chart
-from agenthropic_site.render.data import dump, index_json, session_json
+from agenthropic_site.render.charts import step_chart
+from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.markdown import render_markdown
-from agenthropic_site.render.parallel import BatchResult, WorkerSetup, render_in_workers
-from agenthropic_site.pipeline.pool import WorkersFailed
-from agenthropic_site.render.redact import KINDS, Redactor
-from agenthropic_site.render.theme import environment, static_files, theme_digest, theme_dirs
+from agenthropic_site.render.redact import Redactor
+from agenthropic_site.render.source import SiteSource
+from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.writer import SiteWriter
 
 PREVIEW_CHARS = 2_000
-PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
 PARALLEL_MIN_SESSIONS = 2 * VIEW_BATCH  # fewer pages to render than this are not worth starting workers
 GRAPHVIZ_MISSING = "notice: Graphviz `dot` is not installed; agent trees are shown as nested lists"
 
 
-def _digest(*parts: bytes) -> str:
+def digest_of(*parts: bytes) -> str:
+    """Digest parts, each with its length first (no two lists of parts give the same bytes)."""
     digest = hashlib.sha256()
     for part in parts:
         digest.update(len(part).to_bytes(8, "big") + part)
@@ -109,30 +106,35 @@ def _env(dirs: list[Path], bytecode_dir: Path | None) -> jinja2.Environment:
     return env
 
 
+def site_digest(model: SiteModel, dirs: list[Path], redact: bool) -> str:
+    """Digest what every page shows besides its own data: the code, the theme, the banner, `dot`, --redact."""
+    return digest_of(
+        code_identity().encode(),
+        theme_digest(dirs),
+        # Every page shows the lower-bound banner with what it names; graphs need `dot`.
+        f"{model.lower_bound}|{model.unknown_spend}|"
+        f"{shutil.which('dot') is not None}|redact={redact}".encode(),
+    )
+
+
 class Renderer:
     """Turn the model into files through a SiteWriter, skipping outputs whose inputs did not change.
 
     Every output has an input digest (its data, the theme, the tool version and the few
     site-wide facts every page shows); an output whose digest equals the one the output folder's
-    manifest records and whose file still exists is neither rendered nor rewritten.
+    manifest records and whose file still exists is neither rendered nor rewritten. Graphs drawn
+    here are kept in `svgs` and counted masks in `redactions`, for the pipeline to store.
     """
 
     def __init__(
-        self, model: SiteModel, cache: Cache, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None],
-        load_view: Callable[[str], SessionView], redact: bool = False, jobs: int = 1, pricing: Path | None = None,
-        mask_model: bool = True,
+        self, model: SiteModel, source: SiteSource, writer: SiteWriter, dirs: list[Path], digest: str, notice: Callable[[str], None],
+        redact: bool = False,
     ) -> None:
         self.model = model
-        self.cache = cache
+        self.source = source
         self.writer = writer
-        self.load_view = load_view
-        self.jobs = jobs
-        # How a render worker builds its own Renderer (render/parallel.py); the model is sent masked.
-        self.worker_setup = WorkerSetup(model, cache.path.parent, writer.spawn(), theme, pricing, redact)
-        # Where drawn graphs are looked up and kept (a worker keeps them for its parent to store).
-        self.svg_store: tuple[Callable[[str], bytes | None], Callable[[str, bytes], None]] = (cache.svg, cache.put_svg)
-        self.dirs = theme_dirs(theme)
-        self.env = _env(self.dirs, cache.path.parent / "templates")
+        self.dirs = dirs
+        self.env = _env(dirs, source.bytecode_folder)
         self.notice = notice
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}
@@ -140,31 +142,24 @@ class Renderer:
         # are each judged by what they hold.
         self.previous = writer.previous
         self.digests: dict[str, str] = {}
+        self.svgs: dict[str, bytes] = {}  # graphs drawn this build, in the order drawn
         # A session's pages depend on its stored view and on the statuses the watchdog shows,
         # which the view and the number of agents it turns unknown decide.
         self.session_digest = {
-            sid: _digest(summary.view_digest.encode(), str(stale_count(summary, model.stale_before)).encode())
+            sid: digest_of(summary.view_digest.encode(), str(stale_count(summary, model.stale_before)).encode())
             for sid, summary in model.sessions.items()
         }
-        self.site_digest = _digest(
-            code_identity().encode(),
-            theme_digest(self.dirs),
-            # Every page shows the lower-bound banner with what it names; graphs need `dot`.
-            f"{model.lower_bound}|{model.unknown_spend}|"
-            f"{shutil.which('dot') is not None}|redact={redact}".encode(),
-        )
-        # With --redact, every text the model shows is masked here, and each session's view and
-        # transcripts as its pages load them; the masks in a session are counted for the report
-        # and kept in the cache by the session's inputs, so a session whose pages are not
-        # rendered is not read to count them.
+        self.site_digest = digest
+        # With --redact, each session's view and transcripts are masked as its pages load them
+        # (render/site.py masks the model's own texts); the masks in a session are counted for
+        # the report and kept by the pipeline by the session's inputs, so a session whose pages
+        # are not rendered is not read to count them.
         self.redactor = Redactor() if redact else None
-        self.previous_redactions = cache.redaction_counts() if redact else {}
+        self.previous_redactions = source.redaction_counts() if redact else {}
         self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its view and transcripts}]
-        if self.redactor is not None and mask_model:
-            self.redactor.model(model)
 
     def _output_digest(self, rel: str, *parts: str) -> str:
-        return _digest(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
+        return digest_of(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
 
     def fresh(self, rel: str, *parts: str) -> bool:
         """Record `rel`'s input digest; return True (and keep the file) when it is unchanged."""
@@ -181,46 +176,18 @@ class Renderer:
         html = self.env.get_template(template).render(root=root, model=self.model, **context)
         self.writer.write(rel, html.encode("utf-8"))
 
-    def render_all(self) -> RenderStats:
-        """Render static files, data, index, report, project, session and agent pages."""
-        for rel, data in static_files(self.dirs).items():
-            self.digests[f"static/{rel}"] = _digest(data)
-            self.writer.write(f"static/{rel}", data)
-        for project in self.model.projects:
-            rel = f"projects/{project.key}/index.html"
-            members = "|".join(self.session_digest[s.session_id] for s in project.sessions)
-            if not self.fresh(rel, project.folder, project.display_name, members):
-                self.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
-        self._render_sessions()
-        if self.redactor is not None:
-            # The index and the report come last: they show the masks counted in every session.
-            totals = Counter(self.redactor.counts)
-            for _, counts in self.redactions.values():
-                totals.update(counts)
-            self.model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
-        every = "|".join(f"{sid}:{digest}" for sid, digest in self.session_digest.items())
-        index_bytes = dump(index_json(self.model))
-        site_wide = _digest(every.encode(), index_bytes)
-        if not self.fresh("data/index.json", site_wide):
-            self.writer.write("data/index.json", index_bytes)
-        if not self.fresh("index.html", site_wide):
-            search_index = [
-                {"id": s.session_id, "title": s.title or "", "prompts": s.prompts} for s in self.model.recent_sessions
-            ]
-            self.page("index.html", "index.html", chart=bar_chart(self.model.cost_by_day, "cost per day"), search_index=search_index)
-        if not self.fresh("report.html", site_wide):
-            self.page("report.html", "report.html")
-        return self.stats
+    def _svg(self, digest: str) -> bytes | None:
+        return self.svgs.get(digest) or self.source.svg(digest)
 
     def redaction_record(self) -> dict[str, Any]:
-        """Return the masks counted in each session's view and transcripts, for the cache (counts only)."""
+        """Return the masks counted in each session's view and transcripts, for the pipeline to keep (counts only)."""
         return {sid: [key, {kind: n for kind, n in sorted(counts.items()) if n}] for sid, (key, counts) in sorted(self.redactions.items())}
 
     def _session_masks(self, sid: str) -> Redactor | None:
         """Return a Redactor to count the masks in this session, or None when they are known."""
         if self.redactor is None:
             return None
-        key = _digest(self.site_digest.encode(), self.session_digest[sid].encode())
+        key = digest_of(self.site_digest.encode(), self.session_digest[sid].encode())
         previous = self.previous_redactions.get(sid)
         if (
             isinstance(previous, list) and len(previous) == 2 and previous[0] == key and isinstance(previous[1], dict)
@@ -234,50 +201,15 @@ class Renderer:
 
     def transcript(self, sid: str, agent_id: str, masks: Redactor | None) -> list[Message]:
         """Load one agent's transcript, masked with --redact (its masks counted by `masks` when given)."""
-        messages = self.cache.transcript(sid, agent_id)
+        messages = self.source.transcript(sid, agent_id)
         if self.redactor is not None:
             (masks or Redactor()).messages(messages)
         return messages
 
-    def _render_sessions(self) -> None:
-        """Render every session's outputs a batch at a time, in worker processes when there are many."""
-        ids = list(self.model.sessions)
-        # A batch of whole views at a time: memory follows the batch, not the corpus.
-        batches = [ids[start : start + VIEW_BATCH] for start in range(0, len(ids), VIEW_BATCH)]
-        # Counted only when workers could be used: a one-process build need not look twice.
-        to_render = sum(1 for summary in self.model.sessions.values() if self._page_changed(summary)) if self.jobs > 1 else 0
-        if to_render >= PARALLEL_MIN_SESSIONS:
-            jobs = min(self.jobs, len(batches))
-            self.notice(f"rendering the pages of {to_render} sessions in {jobs} processes")
-            for template in ("session.html", "agent.html"):
-                self.env.get_template(template)  # compiled once, into the bytecode cache the workers read
-            try:
-                render_in_workers(self, self.worker_setup, batches, jobs)
-                return
-            except WorkersFailed as exc:
-                self.notice(f"notice: {exc}; rendering in this process")
-        for done, batch in enumerate(batches, start=1):
-            self.render_batch(batch)
-            rendered = min(done * VIEW_BATCH, len(ids))
-            if len(ids) >= PROGRESS_EVERY and rendered // PROGRESS_EVERY > (rendered - len(batch)) // PROGRESS_EVERY:
-                self.notice(f"rendered pages of {rendered}/{len(ids)} sessions")
-
-    def _page_changed(self, summary: SessionSummary) -> bool:
+    def page_changed(self, summary: SessionSummary) -> bool:
         """Tell whether a session's page has other inputs than last build (it will be rendered)."""
         rel = f"sessions/{summary.session_id}/index.html"
         return self.previous.get(rel) != self._output_digest(rel, *self._session_inputs(summary))
-
-    def merge(self, result: BatchResult) -> None:
-        """Take a render worker's batch as if this process had rendered it."""
-        self.digests.update(result.digests)
-        self.writer.adopt(result.writer)
-        self.stats.rendered += result.rendered
-        if result.graphviz_missing and not self.stats.graphviz_missing:
-            self.notice(GRAPHVIZ_MISSING)
-        self.stats.graphviz_missing |= result.graphviz_missing
-        self.redactions.update(result.redactions)
-        for digest, svg in sorted(result.svgs.items()):
-            self.cache.put_svg(digest, svg)
 
     def render_batch(self, batch: list[str]) -> None:
         """Render the outputs of a batch of sessions whose inputs changed, loading only their views."""
@@ -296,13 +228,13 @@ class Renderer:
                 work.append((self._view(sid, masks), pending, masks))
         sources = [self._dot(view) for view, pending, _ in work if f"sessions/{view.session_id}/index.html" in pending]
         if any(sources):
-            prerender_svgs([source for source in sources if source], *self.svg_store)
+            prerender_svgs([source for source in sources if source], self._svg, self.svgs.__setitem__)
         for view, pending, masks in work:
             self.render_session(view, pending, masks)
 
     def _view(self, sid: str, masks: Redactor | None) -> SessionView:
         """Load a session's view with the watchdog's statuses, masked with --redact."""
-        view = self.load_view(sid)
+        view = self.source.view(sid)
         apply_watchdog(view, self.model.stale_before)
         if self.redactor is not None:
             (masks or Redactor()).view(view)
@@ -382,7 +314,7 @@ class Renderer:
         source = self._dot(session)
         if source is None:
             return None
-        svg = render_svg(source, *self.svg_store)
+        svg = render_svg(source, self._svg, self.svgs.__setitem__)
         if svg is None:
             if not self.stats.graphviz_missing:
                 self.notice(GRAPHVIZ_MISSING)

@@ -1,0 +1,50 @@
+"""Send the package's log to the terminal: one line a message on stderr, control characters shown."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from agenthropic_site.terminal import printable
+
+ROOT_LOGGER = "agenthropic_site"
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+# -q: only what went wrong; default: progress, as a build goes; -v: every decision explained
+# (why a session is read again, why a page is rendered, what is skipped and why).
+LEVELS = {QUIET: logging.WARNING, NORMAL: logging.INFO, VERBOSE: logging.DEBUG}
+_quietened: set[str] = set()
+
+
+class _Console(logging.Handler):
+    """Print each record's message to the current stderr (tests and --watch swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            # Messages name corpus paths and model ids: untrusted text bound for a terminal.
+            print(printable(record.getMessage()), file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - logging must never break a build
+            self.handleError(record)
+
+
+def verbosity(quiet: bool, verbose: bool) -> int:
+    """Return the verbosity that -q and -v ask for (-q wins)."""
+    return QUIET if quiet else VERBOSE if verbose else NORMAL
+
+
+def configure(level: int, quieter: tuple[str, ...] = ()) -> None:
+    """Log the package at this verbosity to stderr; the `quieter` loggers keep only warnings unless -v is given."""
+    logger = logging.getLogger(ROOT_LOGGER)
+    for handler in [h for h in logger.handlers if isinstance(h, _Console)]:
+        logger.removeHandler(handler)  # configured again by the next command run in this process
+    logger.addHandler(_Console())
+    logger.setLevel(LEVELS[max(QUIET, min(VERBOSE, level))])
+    logger.propagate = False  # printed once, whatever the embedding program's root logger does
+    for name in _quietened - set(quieter):
+        logging.getLogger(name).setLevel(logging.NOTSET)  # a watch run earlier in this process quietened it
+    _quietened.clear()
+    _quietened.update(quieter)
+    for name in quieter:
+        logging.getLogger(name).setLevel(logging.DEBUG if level >= VERBOSE else logging.WARNING)
+
+
+__all__ = ["QUIET", "NORMAL", "VERBOSE", "configure", "verbosity"]

@@ -1,0 +1,85 @@
+"""The render stage seen from the pipeline: render/ gets a read-only view of the cache, and its products are stored here.
+
+render/ never touches the cache: this module gives it a `CacheSource` (views, transcripts, drawn
+graphs, the last build's redaction counts), stores the graphs it drew, and is the render task of
+worker processes, each of which opens the cache read-only for its own source.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+from agenthropic_site.cache import Cache
+from agenthropic_site.config import BuildConfig
+from agenthropic_site.cost import PriceTable, load_price_table
+from agenthropic_site.model.gather import SiteModel
+from agenthropic_site.model.stored import load_view
+from agenthropic_site.model.views import SessionView
+from agenthropic_site.parse.model import Message
+from agenthropic_site.pipeline.parsing import WORKER_PRELOAD
+from agenthropic_site.pipeline.pool import Task, map_in_order
+from agenthropic_site.render.pages import Renderer
+from agenthropic_site.render.parallel import BatchResult, WorkerSetup, render_batch, worker_renderer
+from agenthropic_site.render.site import SiteRender, render_site
+from agenthropic_site.render.writer import SiteWriter
+
+
+class CacheSource:
+    """The cache as render/ sees it: read-only (a view the cache damaged is derived again, and kept only by the build)."""
+
+    def __init__(self, cache: Cache, prices: PriceTable, keep_views: bool) -> None:
+        self.cache = cache
+        self.prices = prices
+        self.keep_views = keep_views  # False in a worker, which reads the cache only
+        self.bytecode_folder: Path | None = cache.path.parent / "templates"
+
+    def view(self, session_id: str) -> SessionView:
+        """Return a session's stored view."""
+        return load_view(self.cache, session_id, self.prices, store=self.keep_views)
+
+    def transcript(self, session_id: str, agent_id: str) -> list[Message]:
+        """Return one agent's displayable transcript."""
+        return self.cache.transcript(session_id, agent_id)
+
+    def svg(self, digest: str) -> bytes | None:
+        """Return a graph an earlier build drew."""
+        return self.cache.svg(digest)
+
+    def redaction_counts(self) -> dict[str, Any]:
+        """Return the masks the last --redact build counted in each session."""
+        return self.cache.redaction_counts()
+
+
+def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> SiteRender:
+    """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn."""
+    source = CacheSource(cache, prices, keep_views=True)
+    in_workers = functools.partial(_in_workers, cache.path.parent, config.pricing)
+    rendered = render_site(model, source, writer, config.theme, log, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
+    for digest, svg in rendered.svgs.items():
+        cache.put_svg(digest, svg)
+    return rendered
+
+
+def _in_workers(
+    cache_folder: Path, pricing: Path | None, setup: WorkerSetup, batches: list[list[str]], jobs: int,
+    do_here: Callable[[list[str]], BatchResult | None], notice: Callable[[str], None],
+) -> Generator[tuple[list[str], BatchResult | None], None, None]:
+    return map_in_order(RENDER_TASK, (setup, cache_folder, pricing), batches, jobs, do_here, notice)
+
+
+# The render task of worker processes (pipeline/pool.py).
+def start(setup: tuple[WorkerSetup, Path, Path | None]) -> Renderer:
+    """Open the cache read-only and build this worker's Renderer (in a worker process)."""
+    render_setup, cache_folder, pricing = setup
+    return worker_renderer(render_setup, CacheSource(Cache.reader(cache_folder), load_price_table(pricing), keep_views=False))
+
+
+def run(renderer: Renderer, batch: list[str]) -> BatchResult | None:
+    """Render one batch of sessions (in a worker process)."""
+    return render_batch(renderer, batch)
+
+
+RENDER_TASK: Task[Renderer, list[str], BatchResult | None] = Task(start, run, WORKER_PRELOAD)

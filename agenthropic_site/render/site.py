@@ -1,0 +1,104 @@
+"""Render the whole site: static files, project pages, every session's pages (here or in workers), the index and report."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenthropic_site.model.gather import SiteModel
+from agenthropic_site.model.stored import VIEW_BATCH
+from agenthropic_site.render.charts import bar_chart
+from agenthropic_site.render.data import dump, index_json
+from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS, Renderer, RenderStats, digest_of, site_digest
+from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
+from agenthropic_site.render.redact import KINDS
+from agenthropic_site.render.source import SiteSource
+from agenthropic_site.render.theme import static_files, theme_dirs
+from agenthropic_site.render.writer import SiteWriter
+
+PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
+
+
+@dataclass
+class SiteRender:
+    """What rendering produced: digests for the manifest, and what the pipeline keeps for later builds."""
+
+    stats: RenderStats
+    digests: dict[str, str]  # output path -> input digest
+    svgs: dict[str, bytes] = field(default_factory=dict)  # graphs drawn this build, by DOT digest, in the order drawn
+    redactions: dict[str, Any] = field(default_factory=dict)  # with --redact: the masks counted in each session (counts only)
+
+
+def render_site(
+    model: SiteModel, source: SiteSource, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None], redact: bool = False,
+    jobs: int = 1, in_workers: InWorkers | None = None,
+) -> SiteRender:
+    """Render every output through `writer`, the pages of many sessions in `jobs` processes when `in_workers` is given."""
+    dirs = theme_dirs(theme)
+    renderer = Renderer(model, source, writer, dirs, site_digest(model, dirs, redact), notice, redact=redact)
+    if renderer.redactor is not None:
+        renderer.redactor.model(model)  # before any page, and before workers get the model
+    for rel, data in static_files(dirs).items():
+        renderer.digests[f"static/{rel}"] = digest_of(data)
+        writer.write(f"static/{rel}", data)
+    for project in model.projects:
+        rel = f"projects/{project.key}/index.html"
+        members = "|".join(renderer.session_digest[s.session_id] for s in project.sessions)
+        if not renderer.fresh(rel, project.folder, project.display_name, members):
+            renderer.page(rel, "project.html", project=project, chart=bar_chart(project.cost_by_day, "cost per day"))
+    _render_sessions(renderer, jobs, in_workers)
+    if renderer.redactor is not None:
+        # The index and the report come last: they show the masks counted in every session.
+        totals = Counter(renderer.redactor.counts)
+        for _, counts in renderer.redactions.values():
+            totals.update(counts)
+        model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
+    every = "|".join(f"{sid}:{digest}" for sid, digest in renderer.session_digest.items())
+    index_bytes = dump(index_json(model))
+    site_wide = digest_of(every.encode(), index_bytes)
+    if not renderer.fresh("data/index.json", site_wide):
+        writer.write("data/index.json", index_bytes)
+    if not renderer.fresh("index.html", site_wide):
+        search_index = [{"id": s.session_id, "title": s.title or "", "prompts": s.prompts} for s in model.recent_sessions]
+        renderer.page("index.html", "index.html", chart=bar_chart(model.cost_by_day, "cost per day"), search_index=search_index)
+    if not renderer.fresh("report.html", site_wide):
+        renderer.page("report.html", "report.html")
+    return SiteRender(renderer.stats, renderer.digests, renderer.svgs, renderer.redaction_record() if redact else {})
+
+
+def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None) -> None:
+    """Render every session's outputs a batch at a time, in worker processes when there are many."""
+    model = renderer.model
+    ids = list(model.sessions)
+    # A batch of whole views at a time: memory follows the batch, not the corpus.
+    batches = [ids[start : start + VIEW_BATCH] for start in range(0, len(ids), VIEW_BATCH)]
+    # Counted only when workers could be used: a one-process build need not look twice.
+    to_render = sum(1 for summary in model.sessions.values() if renderer.page_changed(summary)) if jobs > 1 and in_workers else 0
+    if in_workers is not None and to_render >= PARALLEL_MIN_SESSIONS:
+        jobs = min(jobs, len(batches))
+        renderer.notice(f"rendering the pages of {to_render} sessions in {jobs} processes")
+        for template in ("session.html", "agent.html"):
+            renderer.env.get_template(template)  # compiled once, into the bytecode cache the workers read
+        setup = WorkerSetup(model, renderer.writer.spawn(), renderer.dirs, renderer.site_digest, renderer.redactor is not None)
+
+        def here(batch: list[str]) -> BatchResult | None:
+            renderer.render_batch(batch)  # a batch no worker answered: rendered in this process
+            return None
+
+        def fell_back(why: str) -> None:
+            renderer.notice(f"notice: {why}; this process rendered the remaining sessions")
+
+        with closing(in_workers(setup, batches, jobs, here, fell_back)) as answers:
+            for _, result in answers:
+                if result is not None:
+                    merge(renderer, result)
+        return
+    for done, batch in enumerate(batches, start=1):
+        renderer.render_batch(batch)
+        rendered = min(done * VIEW_BATCH, len(ids))
+        if len(ids) >= PROGRESS_EVERY and rendered // PROGRESS_EVERY > (rendered - len(batch)) // PROGRESS_EVERY:
+            renderer.notice(f"rendered pages of {rendered}/{len(ids)} sessions")

@@ -1,0 +1,38 @@
+"""What render/ reads besides the model: a small read-only loader the pipeline builds from the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from agenthropic_site.model.views import SessionView
+from agenthropic_site.parse.model import Message
+
+
+class SiteSource(Protocol):
+    """Load what pages show beyond the model; nothing here writes.
+
+    What rendering produces for later builds (graphs drawn, masks counted) goes back to the
+    pipeline as return values, and the pipeline keeps it.
+    """
+
+    @property
+    def bytecode_folder(self) -> Path | None:
+        """Return where compiled templates are kept between builds and shared with render workers (None: not kept)."""
+        ...
+
+    def view(self, session_id: str) -> SessionView:
+        """Return a session's whole view, as stored (statuses before the watchdog)."""
+        ...
+
+    def transcript(self, session_id: str, agent_id: str) -> list[Message]:
+        """Return one agent's displayable transcript."""
+        ...
+
+    def svg(self, digest: str) -> bytes | None:
+        """Return the SVG drawn by an earlier build from the DOT source with this digest, or None."""
+        ...
+
+    def redaction_counts(self) -> dict[str, Any]:
+        """Return the masks the last `--redact` build counted in each session: {session: [inputs digest, {kind: n}]}."""
+        ...

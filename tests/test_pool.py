@@ -1,0 +1,173 @@
+"""The worker pool (pipeline/pool.py): answers in order, the caller takes over from workers that fail, workers die with their build.
+
+The tasks are this module's functions: a worker imports this module by name, from the caller's sys.path.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing.process
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agenthropic_site.pipeline.pool import Task, map_in_order
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def keep(setup: float) -> float:
+    return setup
+
+
+def square_slowly(delay: float, item: int) -> tuple[int, int]:
+    """Take longer for earlier items, so that later ones are answered first."""
+    time.sleep(delay * (8 - item % 8))
+    return item * item, os.getpid()
+
+
+def die_on_five(setup: float, item: int) -> tuple[int, int]:
+    if item == 5:
+        os._exit(1)
+    return square_slowly(setup, item)
+
+
+def fail_on_three(setup: float, item: int) -> tuple[int, int]:
+    if item == 3:
+        raise ValueError("no three")
+    return item * item, os.getpid()
+
+
+def cannot_start(setup: float) -> float:
+    raise ValueError(f"no setup {setup}")
+
+
+def mark_slowly(folder: str, item: int) -> int:
+    """Leave a file when an item starts, and another when it ends."""
+    Path(folder, f"{item}.{os.getpid()}.start").touch()
+    time.sleep(0.3)
+    Path(folder, f"{item}.{os.getpid()}.end").touch()
+    return item
+
+
+SQUARES = Task(keep, square_slowly, ("agenthropic_site.pipeline.pool",))
+
+
+def here(item: int) -> tuple[int, int]:
+    return item * item, os.getpid()
+
+
+def run(task: Task[float, int, tuple[int, int]], items: list[int], jobs: int = 2, chunk: int = 1) -> tuple[list[tuple[int, tuple[int, int]]], list[str]]:
+    said: list[str] = []
+    return list(map_in_order(task, 0.01, items, jobs, here, said.append, chunk)), said
+
+
+@pytest.mark.parametrize("chunk", [1, 3])
+def test_answers_come_in_the_items_order_under_uneven_work(chunk: int) -> None:
+    items = list(range(24))
+    answers, said = run(SQUARES, items, jobs=3, chunk=chunk)
+    assert said == []
+    assert [item for item, _ in answers] == items
+    assert [square for _, (square, _) in answers] == [item * item for item in items]
+    pids = {pid for _, (_, pid) in answers}
+    assert os.getpid() not in pids and len(pids) >= 2
+
+
+def test_a_worker_that_dies_leaves_its_items_to_the_caller() -> None:
+    items = list(range(16))
+    answers, said = run(Task(keep, die_on_five), items)
+    assert [item for item, _ in answers] == items
+    assert [square for _, (square, _) in answers] == [item * item for item in items]
+    assert answers[5][1][1] == os.getpid()  # answered here
+    assert len(said) == 1 and said[0].startswith("a worker process stopped early"), said
+
+
+def test_a_task_that_cannot_start_leaves_everything_to_the_caller() -> None:
+    answers, said = run(Task(cannot_start, square_slowly), list(range(6)))
+    assert answers == [(item, (item * item, os.getpid())) for item in range(6)]
+    assert said == ["a worker process could not start: ValueError: no setup 0.01"]
+
+
+def test_no_process_leaves_everything_to_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_process(self: object) -> None:
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", no_process)
+    answers, said = run(SQUARES, list(range(6)))
+    assert answers == [(item, (item * item, os.getpid())) for item in range(6)]
+    assert said == ["cannot start a worker process: Resource temporarily unavailable"]
+
+
+def test_an_error_in_a_task_is_raised_in_its_turn() -> None:
+    seen = []
+    with pytest.raises(ValueError, match="no three"):
+        for item, _ in map_in_order(Task(keep, fail_on_three), 0.0, list(range(8)), 2, here, print):
+            seen.append(item)
+    assert seen == [0, 1, 2]
+
+
+def test_nothing_is_left_to_do_with_no_items_or_no_jobs() -> None:
+    assert run(SQUARES, []) == ([], [])
+    answers, said = run(SQUARES, [1, 2], jobs=0)
+    assert answers == [(1, (1, os.getpid())), (2, (4, os.getpid()))] and said == []
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "script" / "build.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import json, os, signal, sys\n"
+        f"sys.path[:0] = [{str(REPO)!r}, {str(REPO / 'tests')!r}]\n"
+        "from agenthropic_site.pipeline.pool import Task, map_in_order\n"
+        "import test_pool\n"
+        "if __name__ == '__main__':\n" + body
+    )
+    return script
+
+
+@pytest.mark.slow
+def test_workers_stop_as_soon_as_their_build_is_killed(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    script = _script(tmp_path, (
+        "    answers = map_in_order(Task(test_pool.keep, test_pool.mark_slowly), sys.argv[1], list(range(40)), 2, print, print)\n"
+        "    next(answers)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    ))
+    with open(tmp_path / "stderr", "wb") as stderr:  # not a pipe: workers that outlived the build would hold it open
+        killed = subprocess.run([sys.executable, str(script), str(marks)], stdout=subprocess.DEVNULL, stderr=stderr, timeout=60)
+    assert killed.returncode == -signal.SIGKILL, (tmp_path / "stderr").read_text()
+    time.sleep(0.2)
+    after_kill = sorted(os.listdir(marks))
+    time.sleep(1.0)
+    assert sorted(os.listdir(marks)) == after_kill  # no item went on, none started
+    pids = {int(name.split(".")[1]) for name in after_kill}
+    assert 1 <= len(pids) <= 2
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        assert state == "Z", f"worker {pid} outlived its build"
+
+
+@pytest.mark.slow
+def test_workers_import_the_package_from_the_callers_sys_path_not_the_working_folder(tmp_path: Path) -> None:
+    decoy = tmp_path / "decoy" / "agenthropic_site"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise SystemExit('the decoy package was imported')\n")
+    script = _script(tmp_path, (
+        "    said = []\n"
+        "    answers = list(map_in_order(test_pool.SQUARES, 0.0, list(range(8)), 2, test_pool.here, said.append))\n"
+        "    print(json.dumps({'said': said, 'pids': sorted({pid for _, (_, pid) in answers}), 'me': os.getpid()}))\n"
+    ))
+    env = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    done = subprocess.run([sys.executable, str(script)], cwd=decoy.parent, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["said"] == [] and report["me"] not in report["pids"], report
