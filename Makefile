@@ -29,9 +29,10 @@ site: $(STAMP)
 screenshots: site
 	$(BIN)/python docs/screenshots.py --site site --out docs/screenshots
 
-# Tests run on every core (pytest-xdist): most of them start builds, browsers or servers.
+# Tests run on every core (pytest-xdist): most of them start builds, browsers or servers; an idle
+# worker takes tests queued for another (worksteal), so one slow test at the end does not hold the run.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # ruff over the repository and mypy over the package, with the settings in pyproject.toml
 # (tests/test_code_quality.py runs the same two, so `make test` keeps them clean too).

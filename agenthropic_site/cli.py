@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from agenthropic_site import __version__
+from agenthropic_site import __version__, console
 from agenthropic_site.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
 # One module a command (or a pair): each has `register(subparsers)` and keeps its imports light,
@@ -45,6 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
+    console.configure(console.verbosity(getattr(args, "quiet", False), getattr(args, "verbose", False)))
     try:
         return int(handler(args))
     except KeyboardInterrupt:

@@ -12,7 +12,7 @@ QUIET, NORMAL, VERBOSE = -1, 0, 1
 # -q: only what went wrong; default: progress, as a build goes; -v: every decision explained
 # (why a session is read again, why a page is rendered, what is skipped and why).
 LEVELS = {QUIET: logging.WARNING, NORMAL: logging.INFO, VERBOSE: logging.DEBUG}
-_quietened: set[str] = set()
+_singled_out: set[str] = set()
 
 
 class _Console(logging.Handler):
@@ -31,20 +31,23 @@ def verbosity(quiet: bool, verbose: bool) -> int:
     return QUIET if quiet else VERBOSE if verbose else NORMAL
 
 
-def configure(level: int, quieter: tuple[str, ...] = ()) -> None:
-    """Log the package at this verbosity to stderr; the `quieter` loggers keep only warnings unless -v is given."""
+def configure(level: int, only: str | None = None) -> None:
+    """Log the package at this verbosity to stderr; with `only`, other loggers keep only warnings unless -v is given."""
+    level = max(QUIET, min(VERBOSE, level))
     logger = logging.getLogger(ROOT_LOGGER)
     for handler in [h for h in logger.handlers if isinstance(h, _Console)]:
         logger.removeHandler(handler)  # configured again by the next command run in this process
     logger.addHandler(_Console())
-    logger.setLevel(LEVELS[max(QUIET, min(VERBOSE, level))])
     logger.propagate = False  # printed once, whatever the embedding program's root logger does
-    for name in _quietened - set(quieter):
-        logging.getLogger(name).setLevel(logging.NOTSET)  # a watch run earlier in this process quietened it
-    _quietened.clear()
-    _quietened.update(quieter)
-    for name in quieter:
-        logging.getLogger(name).setLevel(logging.DEBUG if level >= VERBOSE else logging.WARNING)
+    for name in _singled_out:
+        logging.getLogger(name).setLevel(logging.NOTSET)  # a watch run earlier in this process set it
+    _singled_out.clear()
+    if only is None or level >= VERBOSE:
+        logger.setLevel(LEVELS[level])
+        return
+    logger.setLevel(logging.WARNING)
+    logging.getLogger(only).setLevel(LEVELS[level])
+    _singled_out.add(only)
 
 
-__all__ = ["QUIET", "NORMAL", "VERBOSE", "configure", "verbosity"]
+__all__ = ["NORMAL", "QUIET", "VERBOSE", "configure", "verbosity"]

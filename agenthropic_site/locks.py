@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import fcntl
-from collections.abc import Callable
+import logging
+
+log = logging.getLogger(__name__)
 
 
-def take_lock(fd: int, exclusive: bool, on_wait: Callable[[str], None], message: str, wait: bool = True) -> None:
-    """Lock an open file; when someone else holds it, call `on_wait(message)` and wait (or raise BlockingIOError)."""
+def take_lock(fd: int, exclusive: bool, message: str, wait: bool = True) -> None:
+    """Lock an open file; when someone else holds it, log `message` and wait (or raise BlockingIOError)."""
     operation = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     try:
         fcntl.flock(fd, operation | fcntl.LOCK_NB)
     except BlockingIOError:
         if not wait:
             raise
-        on_wait(message)
+        log.info(message)
         fcntl.flock(fd, operation)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -49,6 +52,38 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Map every file below a folder (relative POSIX path) to its bytes, the build's manifest aside."""
     files = {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*")) if path.is_file()}
     return {rel: path.read_bytes() for rel, path in files.items() if rel != SITE_MANIFEST}
+
+
+class LogLines(logging.Handler):
+    """Keep each logged message as a line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@contextmanager
+def logged(name: str = "agenthropic_site") -> Iterator[list[str]]:
+    """Collect what one logger of the package logs at INFO and above, in order (as the console shows it without -q)."""
+    logger = logging.getLogger(name)
+    handler, level = LogLines(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler.lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@pytest.fixture
+def said() -> Iterator[list[str]]:
+    """Collect what the package logs at INFO and above (what a build prints without -q), in order."""
+    with logged() as lines:
+        yield lines
 
 
 @pytest.fixture

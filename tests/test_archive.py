@@ -145,9 +145,8 @@ def test_a_snapshot_and_a_build_publishing_the_same_site_take_turns(tmp_path: Pa
 
     site = tmp_path / "site"
     assert build(DEMO_CORPUS, site, tmp_path / "cache") == 1
-    said: list[str] = []
     snapshot: dict[str, bytes] = {}
-    with site_lock(site, True, said.append):  # as a build does while it moves its pages into place
+    with site_lock(site, True):  # as a build does while it moves its pages into place
         reader = threading.Thread(target=lambda: snapshot.update(read_tree(site)))
         reader.start()
         reader.join(0.5)
@@ -157,7 +156,7 @@ def test_a_snapshot_and_a_build_publishing_the_same_site_take_turns(tmp_path: Pa
     assert snapshot["index.html"] == b"the next build's index"
 
     (site / "index.html").unlink()  # the next build has a page to publish
-    with site_lock(site, False, said.append):  # as a snapshot does while it reads
+    with site_lock(site, False):  # as a snapshot does while it reads
         builder = threading.Thread(target=build, args=(DEMO_CORPUS, site, tmp_path / "cache"))
         builder.start()
         deadline = time.monotonic() + 60

@@ -12,7 +12,7 @@ import agenthropic_site.pipeline.parsing as parsing_module
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.pipeline.ingest import sanitize_reason
 from conftest import DEMO_CORPUS
-from test_incremental import config, quiet
+from test_incremental import config
 
 VICTIM = "bc8b436e-8b0c-4396-8e0c-47e3d508d83e"
 
@@ -40,7 +40,7 @@ def test_a_failure_is_reported_with_a_sanitized_reason_and_does_not_sink_the_bui
 ) -> None:
     calls: list[str] = []
     failing_parser(monkeypatch, calls)
-    result = run_build(config(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache"), quiet)
+    result = run_build(config(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache"))
     assert result.failed == 1 and result.exit_code == 1 and result.parsed == result.sessions - 1
     report = json.loads((tmp_path / "site" / "data" / "index.json").read_text())["report"]
     [failure] = report["failed_sessions"]
@@ -54,15 +54,15 @@ def test_quarantine_after_three_failures_then_backoff_in_builds(demo_corpus: Pat
     failing_parser(monkeypatch, calls)
     settings = config(demo_corpus, tmp_path / "site", tmp_path / "cache")
     for _ in range(3):  # three builds, three tries: retried every build while not quarantined
-        run_build(settings, quiet)
+        run_build(settings)
     assert len(calls) == 3
-    run_build(settings, quiet)  # quarantined, bytes unchanged: not read
+    run_build(settings)  # quarantined, bytes unchanged: not read
     assert len(calls) == 3
     tried_at = []
     for build in range(5, 41):  # builds 1-4 ran above
         touch(demo_corpus)  # the bytes change before every build
         before = len(calls)
-        result = run_build(settings, quiet)
+        result = run_build(settings)
         if len(calls) > before:
             tried_at.append(build)
         else:
@@ -81,12 +81,12 @@ def test_a_price_change_gives_a_quarantined_session_a_fresh_budget(
     failing_parser(monkeypatch, calls)
     settings = config(demo_corpus, tmp_path / "site", tmp_path / "cache")
     for _ in range(4):
-        run_build(settings, quiet)
+        run_build(settings)
     assert len(calls) == 3
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"families": {"claude-nimbus": {"models": ["claude-nimbus-9"], "periods": [
         {"from": "2025-01-01", "input": "2", "output": "10", "cache_write_5m": "2.5", "cache_write_1h": "4", "cache_read": "0.2"}]}}}))
-    run_build(replace(settings, pricing=prices), quiet)
+    run_build(replace(settings, pricing=prices))
     assert len(calls) == 4
 
 

@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from typing import NamedTuple
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,13 +108,34 @@ def a_stored_title(cache: Path, column: str) -> tuple[str, bytes, str]:
 DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "graph", "token-count", "agent"]
 
 
+class Built(NamedTuple):
+    """The demo built once for the module: a site and cache to damage, and clean builds to compare with."""
+
+    base: Path
+    prices: Path
+    codes: dict[str, int]  # exit code of the clean build, without ("clean") and with ("clean-priced") the price file
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """Build the demo once, and clean builds without and with a new price table: each damage test starts from a copy."""
+    base = tmp_path_factory.mktemp("built")
+    prices = base / "prices.json"
+    prices.write_text(json.dumps(NIMBUS_PRICES))
+    assert build(DEMO_CORPUS, base / "site", base / "cache") == 1
+    codes = {"clean": build(DEMO_CORPUS, base / "clean", base / "clean-cache")}
+    codes["clean-priced"] = build(DEMO_CORPUS, base / "clean-priced", base / "clean-priced-cache", "--pricing", str(prices))
+    return Built(base, prices, codes)
+
+
 @pytest.mark.parametrize("damage", DAMAGE)
 def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
-    damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], built: Built
 ) -> None:
     out, cache = tmp_path / "site", tmp_path / "cache"
+    shutil.copytree(built.base / "site", out, symlinks=True)
+    shutil.copytree(built.base / "cache", cache, symlinks=True)
     extra: tuple[str, ...] = ()
-    assert build(DEMO_CORPUS, out, cache) == 1
     if damage == "view":  # a letter of the title inside a view: it still decodes
         sid, body, title = a_stored_title(cache, "body")
         flip_a_letter(cache, body, title)
@@ -139,16 +161,15 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
     else:
         # A flipped bit in an integer or a text of a session's rows; a new price table makes every
         # view computed again from them.
-        prices = tmp_path / "prices.json"
-        prices.write_text(json.dumps(NIMBUS_PRICES))
-        extra = ("--pricing", str(prices))
+        extra = ("--pricing", str(built.prices))
         if damage == "token-count":
             change(cache, "UPDATE token_usage SET output = output + 16 WHERE rowid = (SELECT min(rowid) FROM token_usage WHERE output > 0)")
         else:
             change(cache, "UPDATE agents SET description = 'X' || substr(description, 2) "
                           "WHERE rowid = (SELECT min(rowid) FROM agents WHERE description != '' AND description NOT LIKE 'X%')")
-    clean = tmp_path / "clean"
-    code = build(DEMO_CORPUS, clean, tmp_path / "clean-cache", *extra)
+    # A clean build of the same inputs, made once for the module.
+    clean = built.base / ("clean-priced" if extra else "clean")
+    code = built.codes[clean.name]
 
     got, lines = run(DEMO_CORPUS, out, cache, capsys, *extra)
     reported = [line for line in lines if "damaged" in line]

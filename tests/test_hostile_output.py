@@ -95,7 +95,7 @@ def test_a_build_deletes_only_files_a_build_of_this_site_wrote(demo_corpus: Path
     # A build killed while it waits to publish (a reader holds the site): its render was interrupted.
     command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(demo_corpus), "--out", str(out),
                "--cache", str(cache), "--now", DEMO_NOW, "-q"]
-    with site_lock(out, False, lambda message: None):
+    with site_lock(out, False):
         victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_for(lambda: staged(out) or victim.poll() is not None, "the build never staged its pages")
@@ -180,31 +180,30 @@ def test_a_symlinked_folder_inside_out_is_never_written_through(demo_corpus: Pat
 
 def test_two_output_folders_built_from_one_cache_are_both_current(demo_corpus: Path, tmp_path: Path) -> None:
     one, two, cache = tmp_path / "one", tmp_path / "two", tmp_path / "cache"
-    run_build(config(demo_corpus, one, cache), lambda message: None)
-    run_build(config(demo_corpus, two, cache), lambda message: None)
+    run_build(config(demo_corpus, one, cache))
+    run_build(config(demo_corpus, two, cache))
     append_request(demo_corpus)
-    first = run_build(config(demo_corpus, one, cache), lambda message: None)
-    second = run_build(config(demo_corpus, two, cache), lambda message: None)
+    first = run_build(config(demo_corpus, one, cache))
+    second = run_build(config(demo_corpus, two, cache))
     assert first.parsed == 1 and second.parsed == 0  # the cache is current: only the second folder is not
     assert second.pages_written == first.pages_written > 0
     assert tree_bytes(two) == tree_bytes(one)
     assert (two / SITE_MANIFEST).read_bytes() == (one / SITE_MANIFEST).read_bytes()
     # Both current now: a rebuild of either writes and renders nothing.
     for out in (one, two, one):
-        again = run_build(config(demo_corpus, out, cache), lambda message: None)
+        again = run_build(config(demo_corpus, out, cache))
         assert (again.pages_written, again.pages_rendered, again.files_removed) == (0, 0, 0), out
 
 
-def test_a_snapshot_taken_during_a_build_never_holds_staged_files(tmp_path: Path) -> None:
+def test_a_snapshot_taken_during_a_build_never_holds_staged_files(tmp_path: Path, said: list[str]) -> None:
     """A snapshot while a build (with render workers) has staged its pages holds the last whole build only."""
     corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
     generate_scale(corpus, sessions=PARALLEL_MIN_SESSIONS + 8, seed=14, session_kb=8)
     out.mkdir()
     (out / MARKER).write_bytes(MARKER_TEXT)  # a site with no page yet: what a snapshot may hold
-    said: list[str] = []
     results = []
-    with site_lock(out, False, lambda message: None):  # a reader: the build stages everything, then waits to publish
-        builder = threading.Thread(target=lambda: results.append(run_build(config(corpus, out, cache, jobs=2), said.append)))
+    with site_lock(out, False):  # a reader: the build stages everything, then waits to publish
+        builder = threading.Thread(target=lambda: results.append(run_build(config(corpus, out, cache, jobs=2))))
         builder.start()
         wait_for(lambda: not builder.is_alive() or any("waiting for it to finish before publishing" in line for line in said),
                  "the build never waited to publish")

@@ -16,15 +16,12 @@ def config(corpus: Path, out: Path, cache: Path) -> BuildConfig:
     return BuildConfig(corpus=corpus, out=out, cache=cache, now=parse_instant(DEMO_NOW), quiet=True)
 
 
-def quiet(message: str) -> None:
-    """Swallow progress lines."""
-
 
 def assert_equals_cold_build(corpus: Path, live: Path, tmp_path: Path) -> None:
     """Build a copy of the corpus from scratch and check the live site has the same bytes."""
     cold = tmp_path / "cold-corpus"
     shutil.copytree(corpus, cold)
-    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"), quiet)
+    run_build(config(cold, tmp_path / "cold", tmp_path / "cold-cache"))
     assert tree_bytes(live) == tree_bytes(tmp_path / "cold")
 
 
@@ -38,21 +35,21 @@ def test_cut_mid_line_then_completed_equals_the_whole_file(demo_corpus: Path, tm
     cut = whole.rfind(b"\n", 0, len(whole) // 2) + 40  # inside a line, as Claude Code mid-write
     path.write_bytes(whole[:cut])
     live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
-    run_build(live, quiet)
+    run_build(live)
     with path.open("ab") as handle:
         handle.write(whole[cut:])
-    second = run_build(live, quiet)
+    second = run_build(live)
     assert second.parsed == 1  # only the appended session is read again
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
 
 
 def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path) -> None:
     settings = config(demo_corpus, tmp_path / "site", tmp_path / "cache")
-    run_build(settings, quiet)
+    run_build(settings)
     assert (tmp_path / "site" / "sessions" / SESSION / "index.html").is_file()
     main_file(demo_corpus).unlink()
     shutil.rmtree(main_file_folder(demo_corpus))
-    result = run_build(settings, quiet)
+    result = run_build(settings)
     assert result.removed_sessions == 1 and result.parsed == 0
     assert not (tmp_path / "site" / "sessions" / SESSION).exists()
     assert not (tmp_path / "site" / "data" / "sessions" / f"{SESSION}.json").exists()
@@ -68,15 +65,15 @@ def test_cache_content_is_deterministic_and_a_replay_changes_nothing(tmp_path: P
     from conftest import DEMO_CORPUS, dump_cache
 
     first = config(DEMO_CORPUS, tmp_path / "a", tmp_path / "cache-a")
-    run_build(first, quiet)
-    run_build(config(DEMO_CORPUS, tmp_path / "b", tmp_path / "cache-b"), quiet)
+    run_build(first)
+    run_build(config(DEMO_CORPUS, tmp_path / "b", tmp_path / "cache-b"))
     dump = dump_cache(tmp_path / "cache-a")
     assert dump == dump_cache(tmp_path / "cache-b")
     conn = sqlite3.connect(tmp_path / "cache-a" / "cache.sqlite3")
     with conn:
         conn.execute("DELETE FROM ingest_checkpoints")  # every session is ingested a second time
     conn.close()
-    replay = run_build(first, quiet)
+    replay = run_build(first)
     assert replay.parsed == replay.sessions and replay.pages_written == 0
     assert dump_cache(tmp_path / "cache-a") == dump
 
@@ -84,12 +81,12 @@ def test_cache_content_is_deterministic_and_a_replay_changes_nothing(tmp_path: P
 def test_in_place_edit_of_the_same_length_is_seen(demo_corpus: Path, tmp_path: Path) -> None:
     path = main_file(demo_corpus)
     settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
-    run_build(settings, quiet)
+    run_build(settings)
     data = path.read_bytes()
     edited = data.replace(b"Billing", b"Bolling")
     assert edited != data and len(edited) == len(data)
     path.write_bytes(edited)
-    result = run_build(settings, quiet)
+    result = run_build(settings)
     assert result.parsed == 1
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert b"Bolling" in (tmp_path / "live" / "sessions" / SESSION / "index.html").read_bytes()
@@ -97,12 +94,12 @@ def test_in_place_edit_of_the_same_length_is_seen(demo_corpus: Path, tmp_path: P
 
 def test_an_added_subagent_file_is_seen(demo_corpus: Path, tmp_path: Path) -> None:
     settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
-    run_build(settings, quiet)
+    run_build(settings)
     folder = main_file_folder(demo_corpus) / "subagents"
     line = (b'{"type":"user","isSidechain":true,"agentId":"a0000000000000001","sessionId":"' + SESSION.encode()
             + b'","uuid":"x1","timestamp":"2026-04-18T13:20:00.000Z","message":{"role":"user","content":"late agent"}}\n')
     (folder / "agent-a0000000000000001.jsonl").write_bytes(line)
-    result = run_build(settings, quiet)
+    result = run_build(settings)
     assert result.parsed == 1
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert (tmp_path / "live" / "sessions" / SESSION / "agents" / "a0000000000000001.html").is_file()
@@ -116,9 +113,9 @@ def test_a_theme_change_rerenders_without_reparsing(tmp_path: Path) -> None:
     theme = tmp_path / "theme"
     (theme / "static").mkdir(parents=True)
     settings = config(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache")
-    first = run_build(replace(settings, theme=theme), quiet)
+    first = run_build(replace(settings, theme=theme))
     (theme / "static" / "style.css").write_text("body { color: teal; }\n")
-    second = run_build(replace(settings, theme=theme), quiet)
+    second = run_build(replace(settings, theme=theme))
     assert (second.parsed, second.transcripts_opened) == (0, 0)
     assert second.pages_rendered == first.pages_rendered > 0  # every page rendered again
     assert second.pages_written == 1  # only the stylesheet's bytes changed

@@ -1,8 +1,11 @@
 """Parsing and rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
 
 Render workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be
-rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions), so these tests
-generate a corpus just above that. Real worker processes; tests/test_pool.py tests the pool itself.
+rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions). The in-process tests
+lower both thresholds and the batch of views (`few_workers`) and build a corpus just above them,
+so workers share several batches of a small corpus; the tests that kill a build in a subprocess
+generate a corpus above the real thresholds. Real worker processes; tests/test_pool.py tests the
+pool itself.
 """
 
 from __future__ import annotations
@@ -21,6 +24,30 @@ from conftest import DEMO_NOW, dump_cache, tree_bytes
 from fixtures.generate import generate_scale
 
 
+SMALL_BATCH = 4  # views a batch, in place of 64: three batches of sessions, shared between the workers
+SMALL_MIN = 8  # pages to render, or sessions to parse, before workers start (in place of 128 and 32)
+SMALL_SESSIONS = SMALL_MIN + 4
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("parallel-small") / "corpus"
+    generate_scale(folder, sessions=SMALL_SESSIONS, seed=5, session_kb=8)
+    return folder
+
+
+@pytest.fixture
+def few_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start workers for a few sessions, in batches of a few: the thresholds are the only difference."""
+    from agenthropic_site.model import views
+    from agenthropic_site.pipeline import parsing
+    from agenthropic_site.render import site
+
+    monkeypatch.setattr(views, "VIEW_BATCH", SMALL_BATCH)
+    monkeypatch.setattr(parsing, "PARSE_IN_WORKERS_MIN", SMALL_MIN)
+    monkeypatch.setattr(site, "PARALLEL_MIN_SESSIONS", SMALL_MIN)
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("parallel") / "corpus"
@@ -32,60 +59,56 @@ def settings(corpus: Path, base: Path, jobs: int) -> BuildConfig:
     return BuildConfig(corpus=corpus, out=base / "site", cache=base / "cache", now=parse_instant(DEMO_NOW), quiet=True, jobs=jobs)
 
 
-@pytest.mark.slow
-def test_two_processes_build_the_same_site_and_cache_as_one(corpus: Path, tmp_path: Path) -> None:
-    said: list[str] = []
-    one = run_build(settings(corpus, tmp_path / "one", 1), said.append)
+def test_two_processes_build_the_same_site_and_cache_as_one(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str]) -> None:
+    one = run_build(settings(small_corpus, tmp_path / "one", 1))
     assert not any("processes" in line for line in said)
-    two = run_build(settings(corpus, tmp_path / "two", 2), said.append)
-    assert f"parsing {PARALLEL_MIN_SESSIONS + 8} changed sessions in 1 worker process" in said  # beside this one, which writes
-    assert f"rendering the pages of {PARALLEL_MIN_SESSIONS + 8} sessions in 2 processes" in said
+    two = run_build(settings(small_corpus, tmp_path / "two", 2))
+    assert f"parsing {SMALL_SESSIONS} changed sessions in 1 worker process" in said  # beside this one, which writes
+    assert f"rendering the pages of {SMALL_SESSIONS} sessions in 2 processes" in said
     assert (one.parsed, one.transcripts_opened, one.failed) == (two.parsed, two.transcripts_opened, two.failed)
     assert (one.pages_rendered, one.pages_written) == (two.pages_rendered, two.pages_written)
     assert tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "two" / "site")
     assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
     # The same writes in the same order: the cache files are equal byte for byte.
     assert (tmp_path / "one" / "cache" / "cache.sqlite3").read_bytes() == (tmp_path / "two" / "cache" / "cache.sqlite3").read_bytes()
-    again = run_build(settings(corpus, tmp_path / "two", 2), said.append)  # nothing changed: nothing rendered, no workers
+    again = run_build(settings(small_corpus, tmp_path / "two", 2))  # nothing changed: nothing rendered, no workers
     assert (again.pages_rendered, again.pages_written) == (0, 0)
 
 
-@pytest.mark.slow
-def test_workers_that_cannot_start_leave_the_build_to_this_process(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    said: list[str] = []
+def test_workers_that_cannot_start_leave_the_build_to_this_process(
+    small_corpus: Path, few_workers: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: list[str]
+) -> None:
 
     def no_process(self: object) -> None:
         raise OSError("Resource temporarily unavailable")
 
     with monkeypatch.context() as patch:
         patch.setattr(multiprocessing.process.BaseProcess, "start", no_process)
-        run_build(settings(corpus, tmp_path / "failed", 2), said.append)
+        run_build(settings(small_corpus, tmp_path / "failed", 2))
     assert "notice: cannot start a worker process: Resource temporarily unavailable; this process parsed the remaining sessions" in said, said
     assert "notice: cannot start a worker process: Resource temporarily unavailable; this process rendered the remaining sessions" in said, said
     said.clear()
     with monkeypatch.context() as patch:
         # Workers that run another copy of the package (a forkserver that preloaded it) start, and do nothing.
         patch.setattr(pool, "__file__", str(tmp_path / "elsewhere" / "pool.py"))
-        run_build(settings(corpus, tmp_path / "elsewhere", 2), said.append)
+        run_build(settings(small_corpus, tmp_path / "elsewhere", 2))
     assert sum(line.startswith("notice: a worker process runs ") for line in said) == 2, said
-    run_build(settings(corpus, tmp_path / "one", 1), said.append)
+    run_build(settings(small_corpus, tmp_path / "one", 1))
     assert tree_bytes(tmp_path / "failed" / "site") == tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "elsewhere" / "site")
     assert dump_cache(tmp_path / "failed" / "cache") == dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "elsewhere" / "cache")
 
 
-@pytest.mark.slow
-def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(corpus: Path, tmp_path: Path) -> None:
+def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str]) -> None:
     from jinja2 import UndefinedError
 
-    base = settings(corpus, tmp_path, 2)
-    run_build(base, lambda line: None)
+    base = settings(small_corpus, tmp_path, 2)
+    run_build(base)
     before = tree_bytes(tmp_path / "site")
     theme = tmp_path / "theme" / "templates"
     theme.mkdir(parents=True)
     (theme / "session.html").write_text("{{ no_such_name }}")  # fails in the workers, which render session pages
-    said: list[str] = []
     with pytest.raises(UndefinedError, match="no_such_name"):
-        run_build(replace(base, theme=theme.parent), said.append)
+        run_build(replace(base, theme=theme.parent))
     assert any("in 2 processes" in line for line in said), said
     assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
 
@@ -99,7 +122,7 @@ def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(cor
     import sys
     import time
 
-    run_build(settings(corpus, tmp_path / "clean", 1), lambda line: None)
+    run_build(settings(corpus, tmp_path / "clean", 1))
     command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(tmp_path / "site"),
                "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "--jobs", "2"]
     victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -115,5 +138,5 @@ def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(cor
             time.sleep(0.01)  # killed once pages are staged
     victim.send_signal(signal.SIGKILL)
     victim.wait()
-    assert run_build(settings(corpus, tmp_path, 2), lambda line: None).failed == 0
+    assert run_build(settings(corpus, tmp_path, 2)).failed == 0
     assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean" / "site")

@@ -125,9 +125,9 @@ def test_no_change_rebuild_opens_nothing_and_writes_nothing(tmp_path: Path) -> N
     from agenthropic_site.config import BuildConfig, parse_instant
 
     config = BuildConfig(corpus=DEMO_CORPUS, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant("2026-06-01T00:00:00Z"), quiet=True)
-    first = run_build(config, lambda message: None)
+    first = run_build(config)
     assert first.parsed == first.sessions > 0 and first.transcripts_opened > 0
-    second = run_build(config, lambda message: None)
+    second = run_build(config)
     assert (second.parsed, second.transcripts_opened, second.pages_written) == (0, 0, 0)
     assert second.pages_unchanged == first.pages_written
 

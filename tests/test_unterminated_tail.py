@@ -17,7 +17,7 @@ from agenthropic_site.parse.model import UsageRow
 from agenthropic_site.parse.usage import Candidate, dedupe_file
 from agenthropic_site.audit.verify import MAX_SEAMS, line_objects, rescan_file
 from records import SID, assistant, line, usage, user, write
-from test_incremental import assert_equals_cold_build, config, quiet
+from test_incremental import assert_equals_cold_build, config
 
 PROJECT = "-home-u-app"
 MAIN = f"{PROJECT}/{SID}.jsonl"
@@ -189,7 +189,7 @@ def main_path(corpus: Path) -> Path:
 
 
 def build_live(corpus: Path, tmp_path: Path):
-    return run_build(config(corpus, tmp_path / "live", tmp_path / "cache"), quiet)
+    return run_build(config(corpus, tmp_path / "live", tmp_path / "cache"))
 
 
 def test_a_finished_transcript_without_final_newlines_is_counted_shown_and_linked(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.pipeline.watch import DEBOUNCE_MS, Pacing, WatchState, watch_loop
-from conftest import DEMO_CORPUS, DEMO_NOW
+from conftest import DEMO_CORPUS, DEMO_NOW, logged
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
 
@@ -89,40 +89,51 @@ def config(tmp_path: Path, theme: Path | None = None) -> BuildConfig:
                        quiet=True, wait_for_cache=False)
 
 
-def run_loop(settings: BuildConfig, state: WatchState, lines: list[str]) -> tuple[threading.Thread, threading.Event]:
+def run_loop(settings: BuildConfig, state: WatchState, on_built=lambda: None) -> tuple[threading.Thread, threading.Event]:
     stop = threading.Event()
-    thread = threading.Thread(target=watch_loop, args=(settings, lines.append, stop), kwargs={"state": state}, daemon=True)
+    thread = threading.Thread(target=watch_loop, args=(settings, stop), kwargs={"state": state, "on_built": on_built}, daemon=True)
     thread.start()
     return thread, stop
 
 
-def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path) -> None:
+def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenthropic_site.pipeline import watch
+
+    monkeypatch.setattr(watch, "PERIODIC_MS", 600)  # the steady-state check waits for one periodic pass: sooner
     theme = tmp_path / "theme" / "templates"
     theme.mkdir(parents=True)
     settings = config(tmp_path, theme.parent)
-    state, lines = WatchState(), []
-    thread, stop = run_loop(settings, state, lines)
+    state = WatchState()
+    built: list[int] = []  # the session's output tokens in the site after each build, noted by the loop itself
+    # What the watch itself says (its builds stay quiet, as in `build --watch`).
+    with logged("agenthropic_site.pipeline.watch") as lines:
+        _burst_then_recovery(settings, theme, state, built, lines)
+
+
+def _burst_then_recovery(settings: BuildConfig, theme: Path, state: WatchState, built: list[int], lines: list[str]) -> None:
+    thread, stop = run_loop(settings, state, on_built=lambda: built.append(session_json(settings.out)["tokens"]["output"]))
     try:
-        wait_for(lambda: state.counts["ingested"] == 1, what="the first build")
+        wait_for(lambda: len(built) == 1 and state.counts["ingested"] == 1, what="the first build")
         with main_transcript(settings.corpus).open("ab") as handle:
             for index in range(20):  # a reply streamed as many lines in a burst
                 handle.write(new_request_line(f"msg_burst_{index}", 5))
                 handle.flush()
                 time.sleep(0.002)
-        wait_for(lambda: state.counts["ingested"] == 2, what="the burst's rebuild")
-        time.sleep(1.0)
-        assert state.counts["ingested"] == 2  # one rebuild for the whole burst
+        wait_for(lambda: len(built) == 2, what="the burst's rebuild")
+        assert built[1] == built[0] + 20 * 5  # the one rebuild after the burst read all of it
         good = (settings.out / "index.html").read_bytes()
         (theme / "report.html").write_text("{% broken")  # a theme with a syntax error: the build fails
         wait_for(lambda: state.counts["build-error"] >= 1, what="the failing build")
+        assert state.counts["ingested"] == 2  # one rebuild for the whole burst: none between it and the theme change
         assert (settings.out / "index.html").read_bytes() == good  # the last good site stays
         assert any(line.startswith("watch: build-error") for line in lines)
         (theme / "report.html").unlink()  # fixed: the next build recovers by itself
         wait_for(lambda: state.last in ("ingested", "unchanged"), what="the recovery")
         assert any(line.startswith("watch: recovered") for line in lines)
-        quiet = len(lines)
-        time.sleep(3.5)  # a steady state is silent, even across the periodic pass
-        assert len(lines) == quiet and state.counts["unchanged"] >= 1
+        quiet, unchanged = len(lines), state.counts["unchanged"]
+        # A steady state is silent, even across the periodic pass: wait for the next pass, which finds nothing.
+        wait_for(lambda: state.counts["unchanged"] > unchanged, what="a periodic pass")
+        assert len(lines) == quiet
     finally:
         stop.set()
         thread.join(timeout=15)
@@ -198,7 +209,7 @@ def test_a_watch_without_a_fixed_clock_ages_statuses_with_the_real_clock(tmp_pat
     settings = config(tmp_path)
     early = replace(settings, now=parse_instant("2000-01-01T00:00:00Z"))  # before every demo line: nothing is stale
     state = WatchState()
-    assert run_pass(early, lambda message: None, state) == "ingested"
+    assert run_pass(early, state) == "ingested"
     assert session_json(settings.out)["status"] == "working"
-    assert run_pass(replace(early, live_clock=True), lambda message: None, state) == "ingested"
+    assert run_pass(replace(early, live_clock=True), state) == "ingested"
     assert session_json(settings.out)["status"] == "unknown"  # now is long after the demo's last line

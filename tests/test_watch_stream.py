@@ -2,15 +2,19 @@
 
 The stream is the issue's: 50 new assistant lines a second, round-robin over 10 generated sessions
 (the same stream as bench/watch_stream.py, which reports each line's lag in docs/benchmarks.md).
-It runs for 15 s, 750 lines: long enough for a few dozen watcher windows, so coalescing is seen
-in steady state rather than at the stream's two ends, and short enough to keep the test near 20 s
-in CI. The lines are written on a fixed schedule (line i at i/50 s); a writer that falls behind on
-a loaded machine catches up in a burst, so the number of lines is always 750.
+It runs for 5 s, 250 lines: a few paced rebuilds in the middle of the stream besides the ones at
+its two ends, while a watcher without pacing would rebuild several times as often (3 below); the
+60 s run of the benchmark shows the steady state at length. The lines are written on a fixed
+schedule (line i at i/50 s); a writer that falls behind on a loaded machine catches up in a burst,
+so the number of lines is always 250.
 
 Nothing is timed. The watcher runs as a real subprocess without -q, so each pass that changes the
 site prints one `updated:` line on stderr (unchanged passes are silent); stderr goes to a file, and
 the file's size read right after a write is an exact position in the watcher's log, which splits
-the passes at the last append. The test counts:
+the passes at the last append. The watcher is started through tests/watch_probe.py, which also
+marks the start and end of every pass in that log, so the test waits for passes, not for time:
+after the last append it stops the watcher once two passes have run that started after it (the
+first reads everything, the second must find nothing new). The test counts:
 
 1. every line in the final site: each session's data JSON grows by exactly the lines appended to
    it, in output tokens and in its main agent's requests;
@@ -19,9 +23,9 @@ the passes at the last append. The test counts:
    more, and any later pass finds nothing new and stays silent;
 3. rebuilds are paced: a build starts at most once a second (watch.Pacing, DEBOUNCE_MS), so the
    stream's rebuilds number at most its duration in seconds plus the one in progress when it
-   began and the ones after it (about 15-20, against 750 lines; one per line would be 750).
-   watchfiles alone would not pace them: it ends a batch after a QUIET_MS step in which no
-   *new* path changed, which a round-robin stream over 10 files reaches every 200-300 ms.
+   began (5 in a 5 s stream, against 250 lines; one per line would be 250). watchfiles alone would not
+   pace them: it ends a batch after a QUIET_MS step in which no *new* path changed, which a
+   round-robin stream over 10 files reaches every 200-300 ms (some 17-25 rebuilds in 5 s).
 
 Wall-clock limits below only guard against a hang and fail with a message; they are never the
 measurement.
@@ -38,12 +42,13 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.pipeline.watch import DEBOUNCE_MS, PERIODIC_MS
+from agenthropic_site.pipeline.watch import DEBOUNCE_MS
 from conftest import DEMO_NOW
 from fixtures.stream import append_line, generate_stream_corpus, session_data
+from watch_probe import passes_since
 
 RATE = 50  # lines a second, the rate
-SECONDS = 15
+SECONDS = 5
 SESSIONS = 10
 LINES = RATE * SECONDS
 MAX_BUILDS_AFTER_LAST_APPEND = 2
@@ -69,7 +74,7 @@ def test_watch_keeps_up_with_a_steady_stream_without_queueing(tmp_path: Path) ->
     corpus, out, cache, log_path = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache", tmp_path / "watch.log"
     mains = generate_stream_corpus(corpus, SESSIONS)
     assert len(mains) == SESSIONS
-    command = [sys.executable, "-m", "agenthropic_site", "build", "--watch", "--corpus", str(corpus), "--out", str(out),
+    command = [sys.executable, str(Path(__file__).with_name("watch_probe.py")), "build", "--watch", "--corpus", str(corpus), "--out", str(out),
                "--cache", str(cache), "--now", DEMO_NOW]
     with log_path.open("wb") as log_file:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file)
@@ -109,13 +114,10 @@ def test_watch_keeps_up_with_a_steady_stream_without_queueing(tmp_path: Path) ->
         assert not writer.is_alive(), f"hang guard: the stream of {LINES} lines did not finish within {HANG_GUARD:.0f} s"
         assert sum(appended.values()) == LINES
 
-        def caught_up() -> bool:
-            now = {path.stem: counts(out, path.stem) for path in mains}
-            return all(now[s] is not None and now[s][0] - base[s][0] == appended[s] for s in appended)
-
-        wait_for(caught_up, "site counting every appended line")
-        # Watch on for a periodic pass: the pass in progress logs, later ones must find nothing new.
-        time.sleep(PERIODIC_MS / 1000 + 1.0)
+        # Watch on until two passes have run that started after the last append: the first reads
+        # every line, the second (a periodic pass, at the latest) must find nothing new.
+        wait_for(lambda: passes_since(log_path.read_bytes()[positions["after_last_append"]:].decode(errors="replace")) >= 2,
+                 "two passes after the last append")
     finally:
         process.send_signal(signal.SIGINT)
         try:

@@ -15,7 +15,6 @@ import hashlib
 import io
 import os
 import stat
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -85,7 +84,7 @@ def read_site(site: Path) -> dict[str, bytes]:
         raise ArchiveError(f"cannot read the site folder: {exc.filename}: {exc.strerror}")
 
     try:
-        with site_lock(site, False, lambda message: print(f"agenthropic: {message}", file=sys.stderr)):
+        with site_lock(site, False):
             return _read_site_files(site, fail)
     except OSError as exc:
         raise ArchiveError(f"cannot read the site folder: {exc.filename}: {exc.strerror}") from None

@@ -13,6 +13,7 @@ Four checks, on a copy of the corpus inside one temporary folder:
 
 from __future__ import annotations
 
+import logging
 import json
 import os
 import shutil
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 from agenthropic_site.audit.archive import ArchiveError, read_site
 from agenthropic_site.audit.compare import TreeDelta, tree_delta
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BUILD_COMMAND: tuple[str, ...] = (sys.executable, "-m", "agenthropic_site", "build")
 # As different as two users' machines: clock zone (one at +12:45), locale, hash seed, folders.
@@ -406,15 +409,14 @@ def run_checks(
     *,
     now: str,
     build_command: Sequence[str] = DEFAULT_BUILD_COMMAND,
-    log: Callable[[str], None] = lambda message: None,
 ) -> list[Check]:
     """Run every check on a copy of `corpus` inside `work`; `build_command` is the argv prefix of a build."""
     copy = work / "corpus"
-    log("copying the corpus")
+    log.info("verify: copying the corpus")
     missed = copy_corpus(corpus, copy)
     if missed:
-        log(f"{len(missed)} corpus files could not be copied and are left out: {_shown(missed)}")
-    log("building twice (different TZ, locale, hash seed and folders)")
+        log.info(f"verify: {len(missed)} corpus files could not be copied and are left out: {_shown(missed)}")
+    log.info("verify: building twice (different TZ, locale, hash seed and folders)")
     first = run_build(build_command, copy, work / "first", ENVIRONMENTS[0], now)
     second = run_build(build_command, copy, work / "second" / "elsewhere", ENVIRONMENTS[1], now)
     checks = [check_identical("deterministic", first, second, "two builds in different environments")]
@@ -424,10 +426,10 @@ def run_checks(
         site = read_site(first.site)
     except ArchiveError as exc:
         return checks + [Check(name, "fail", f"not run: {exc}") for name in ("token-truth", "dag", "incremental")]
-    log("re-scanning the transcripts")
+    log.info("verify: re-scanning the transcripts")
     checks.append(_guarded("token-truth", lambda: check_token_truth(copy, first, site)))
     checks.append(_guarded("dag", lambda: check_dag(site)))
-    log("building incrementally and cold after an appended line")
+    log.info("verify: building incrementally and cold after an appended line")
     checks.append(_guarded("incremental", lambda: check_incremental(copy, first, site, work, build_command, now)))
     return checks
 

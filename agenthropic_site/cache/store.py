@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import orjson
 
@@ -243,14 +243,14 @@ class Cache:
     """
 
     def __init__(
-        self, folder: Path, on_wait: Callable[[str], None] = lambda message: None, wait: bool = True, repairs: list[str] | None = None,
+        self, folder: Path, wait: bool = True, repairs: list[str] | None = None,
     ) -> None:
         _make_folder(folder)
         self.path = folder / CACHE_FILE
         self.rebuilt_reason: str | None = None
         self.repairs = repairs if repairs is not None else []
         self.read_only = False
-        self._lock: int | None = self._acquire(folder / LOCK_FILE, on_wait, wait)
+        self._lock: int | None = self._acquire(folder / LOCK_FILE, wait)
         try:
             self.conn = self._open()
         except BaseException:
@@ -271,16 +271,16 @@ class Cache:
         return cache
 
     @classmethod
-    def discard(cls, folder: Path, on_wait: Callable[[str], None] = lambda message: None, wait: bool = True) -> None:
+    def discard(cls, folder: Path, wait: bool = True) -> None:
         """Delete a damaged cache file under the lock (never under another build's feet)."""
-        lock = cls._acquire(folder / LOCK_FILE, on_wait, wait)
+        lock = cls._acquire(folder / LOCK_FILE, wait)
         try:
             delete_cache_files(folder)
         finally:
             os.close(lock)
 
     @staticmethod
-    def _acquire(path: Path, on_wait: Callable[[str], None], wait: bool) -> int:
+    def _acquire(path: Path, wait: bool) -> int:
         """Hold the cache for one build at a time; a second build waits and says so (or gives up)."""
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -289,7 +289,7 @@ class Cache:
         except OSError as exc:
             raise os_problem(exc, f"cannot open the cache lock {path}") from None
         try:
-            take_lock(fd, True, on_wait, f"another build is using the cache in {path.parent}; waiting for it to finish", wait)
+            take_lock(fd, True, f"another build is using the cache in {path.parent}; waiting for it to finish", wait)
         except BlockingIOError:
             os.close(fd)
             raise CacheBusyError(f"another build is using the cache in {path.parent}") from None
@@ -305,7 +305,7 @@ class Cache:
             self.rebuilt_reason = reason  # None for damage: the build reports that in its last line
         try:
             conn = self._connect()
-            with conn:
+            with conn:  # executescript commits on its own; the `with` commits the schema version after it
                 conn.executescript(SCHEMA)
                 _put_meta(conn, "schema_version", str(SCHEMA_VERSION))
         except sqlite3.DatabaseError as exc:
@@ -481,7 +481,7 @@ class Cache:
         known = self._meta("inputs_digest")
         if known == inputs_digest:
             return False
-        with self.conn:
+        with self.transaction():
             self.conn.execute("DELETE FROM ingest_checkpoints")
             self.conn.execute("DELETE FROM views")  # views are derived by the code too
             self._set_meta("inputs_digest", inputs_digest)
@@ -697,7 +697,7 @@ class Cache:
         for sid, (body, summary, excluded) in sorted(rows.items()):
             body_sum, summary_sum = _sum(body), _sum(summary)
             stored.append((sid, body, summary, int(excluded), body_sum, summary_sum, _sum(sid, int(excluded), body_sum, summary_sum)))
-        with self.conn:
+        with self.transaction():
             self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?, ?, ?, ?)", stored)
 
     def view_summaries(self) -> Iterator[tuple[str, bytes | None]]:
@@ -751,7 +751,7 @@ class Cache:
 
     def set_site_signature(self, signature: str) -> None:
         """Remember the signature of the build that just rendered the site."""
-        with self.conn:
+        with self.transaction():
             self._set_meta("site_signature", signature)
 
     def redaction_counts(self) -> dict[str, Any]:
@@ -765,7 +765,7 @@ class Cache:
 
     def set_redaction_counts(self, counts: dict[str, Any]) -> None:
         """Remember the masks counted in each session's transcripts (counts only, never the text)."""
-        with self.conn:
+        with self.transaction():
             self._set_meta("redaction_counts", _dumps(counts))
 
     def stale_agents(self, now: datetime, watchdog_minutes: int) -> list[tuple[str, str]]:

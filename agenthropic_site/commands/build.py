@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from agenthropic_site.commands.options import build_config, corpus_options, default_jobs, positive
+from agenthropic_site import console
+from agenthropic_site.commands.options import build_config, corpus_options, default_jobs, positive, verbosity_options
 from agenthropic_site.config import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_WATCHDOG_MINUTES, ConfigError
 from agenthropic_site.errors import EXIT_USAGE, UserError, report
 from agenthropic_site.terminal import printable
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="use N processes to parse changed sessions and render session pages when many changed (a first build, a "
         "new theme); the site and cache are the same whatever N (default: one a core, at most 4)",
     )
-    build.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    verbosity_options(build, quiet="print only errors")
     build.set_defaults(handler=run)
 
 
@@ -73,25 +74,23 @@ def run(args: argparse.Namespace) -> int:
     from agenthropic_site.pipeline.build import run_build
     from agenthropic_site.pipeline.repair import repair_line
 
-    def log(message: str) -> None:
-        if not args.quiet:
-            print(printable(message), file=sys.stderr)
-
     try:
         config = build_config(args)
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
-        result = run_build(config, log)
+        result = run_build(config)
     except UserError as exc:
         # A full cache or output folder is exit 1 (nothing lost, the site whole); the rest exit 2 or 3.
         return report(exc)
     if result.cache_repairs:
         print(printable(repair_line(result.cache_repairs)), file=sys.stderr)  # even with -q: the user's cache was damaged
-    log(
-        f"{result.sessions} sessions: {result.parsed} parsed, {result.reused} unchanged, {result.failed} failed, "
-        f"{result.excluded} unpriced; {result.skips} files skipped; "
-        f"{result.pages_written} files written, {result.pages_unchanged} unchanged, {result.files_removed} removed"
-    )
+    if not args.quiet:
+        print(
+            f"{result.sessions} sessions: {result.parsed} parsed, {result.reused} unchanged, {result.failed} failed, "
+            f"{result.excluded} unpriced; {result.skips} files skipped; "
+            f"{result.pages_written} files written, {result.pages_unchanged} unchanged, {result.files_removed} removed",
+            file=sys.stderr,
+        )
     if not args.quiet:
         print(config.out.resolve() / "index.html")
     if result.exit_code:
@@ -105,16 +104,14 @@ def _watch(args: argparse.Namespace) -> int:
 
     from agenthropic_site.pipeline.watch import serve_and_watch, watch_forever
 
-    def log(message: str) -> None:
-        if not args.quiet or message.startswith(("watch:", "FATAL")):
-            print(printable(message), file=sys.stderr, flush=True)
-
     try:
         # Without a fixed clock, each pass ages statuses with the current time.
         fixed_clock = bool(args.now) or bool(os.environ.get("SOURCE_DATE_EPOCH", "").strip())
         config = dataclasses.replace(build_config(args), wait_for_cache=False, live_clock=not fixed_clock)
     except ConfigError as exc:
         return report(exc)
+    # A watch says only what changed and what went wrong; the builds it runs stay quiet (unless -v).
+    console.configure(console.verbosity(args.quiet, args.verbose), only="agenthropic_site.pipeline.watch")
     if args.serve:
-        return serve_and_watch(config, log, args.port)
-    return watch_forever(config, log)
+        return serve_and_watch(config, args.port)
+    return watch_forever(config)

@@ -45,6 +45,15 @@ def corpus_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def verbosity_options(command: argparse.ArgumentParser, quiet: str) -> None:
+    """Add -q and -v (cli.main sends the log to the terminal at the level they ask for)."""
+    command.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    command.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="explain each decision: why a session is read again, why pages are rendered, what is skipped and why",
+    )
+
+
 def build_config(args: argparse.Namespace) -> BuildConfig:
     """Return the BuildConfig the parsed options ask for; raise ConfigError for a missing pricing file."""
     env = os.environ
@@ -68,4 +77,4 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
     return config
 
 
-__all__ = ["build_config", "corpus_options", "default_jobs", "positive"]
+__all__ = ["build_config", "corpus_options", "default_jobs", "positive", "verbosity_options"]

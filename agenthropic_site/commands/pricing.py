@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agenthropic_site.commands.options import build_config, corpus_options
+from agenthropic_site.commands.options import build_config, corpus_options, verbosity_options
 from agenthropic_site.errors import EXIT_FAILURES, EXIT_OK, UserError, report
-from agenthropic_site.terminal import printable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     corpus_options(pricing)
     pricing.add_argument("--json", action="store_true", help="print JSON instead of text")
-    pricing.add_argument("-q", "--quiet", action="store_true", help="print no progress lines")
+    verbosity_options(pricing, quiet="print no progress lines")
     pricing.set_defaults(handler=run)
 
 
@@ -30,14 +29,10 @@ def run(args: argparse.Namespace) -> int:
     from agenthropic_site.cost import load_price_table
     from agenthropic_site.cost.report import price_table_json, price_table_text
 
-    def log(message: str) -> None:
-        if not args.quiet:
-            print(printable(message), file=sys.stderr)
-
     try:
         config = build_config(args)
         prices = load_price_table(config.pricing)
-        models = corpus_models(config, log)
+        models = corpus_models(config)
     except UserError as exc:
         return report(exc)
     unpriced = {model: count for model, count in models.items() if model != "<synthetic>" and prices.family(model) is None}

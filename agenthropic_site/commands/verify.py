@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agenthropic_site.audit.verify import exit_code, run_checks, table
+from agenthropic_site.commands.options import verbosity_options
 from agenthropic_site.config import ConfigError, default_corpus_dir, is_inside, parse_instant
 from agenthropic_site.corpus import CorpusRootError, real_root
 from agenthropic_site.errors import report
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the build clock given to every build (default: the current time, taken once)",
     )
     command.add_argument("--keep", action="store_true", help="keep the temporary folder with the copies and builds, and print where it is")
-    command.add_argument("-q", "--quiet", action="store_true", help="print no progress lines, only the table")
+    verbosity_options(command, quiet="print no progress lines, only the table")
     command.set_defaults(handler=run_verify)
 
 
@@ -52,13 +53,9 @@ def run_verify(args: argparse.Namespace) -> int:
     except (CorpusRootError, ConfigError) as exc:
         return report(exc)
 
-    def log(message: str) -> None:
-        if not args.quiet:
-            print(f"verify: {message}", file=sys.stderr)
-
     work = Path(tempfile.mkdtemp(prefix="agenthropic-verify-"))
     try:
-        checks = run_checks(root, work, now=moment.isoformat().replace("+00:00", "Z"), log=log)
+        checks = run_checks(root, work, now=moment.isoformat().replace("+00:00", "Z"))
     finally:
         if args.keep:
             print(f"agenthropic: kept {work}", file=sys.stderr)

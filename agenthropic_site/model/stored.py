@@ -10,9 +10,9 @@ import hashlib
 
 from agenthropic_site.cache import Cache, codec
 from agenthropic_site.cost import PriceTable
+from agenthropic_site.model import views
 from agenthropic_site.model.views import SessionSummary, SessionView, compute_views, summarize
 
-VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once
 
 
 def encode_view(view: SessionView) -> bytes:
@@ -55,9 +55,10 @@ def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, Sessio
 def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str, SessionSummary]:
     """Recompute the views of changed sessions, then return every session's summary."""
     todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
-    for start in range(0, len(todo), VIEW_BATCH):
+    batch_size = views.VIEW_BATCH
+    for start in range(0, len(todo), batch_size):
         # In batches, so memory follows the batch, not the corpus.
-        batch = todo[start : start + VIEW_BATCH]
+        batch = todo[start : start + batch_size]
         cache.verify_for_views(batch)  # the rows a view is computed from are as they were written
         store_views(cache, compute_views(cache, batch, prices))
     summaries = {}

@@ -28,6 +28,8 @@ from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 TERMINAL_STATUSES = frozenset({"completed", "error"})
 
 
+VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once (read at call time)
+
 @dataclass
 class AgentView:
     """One agent as pages and JSON show it."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import hashlib
 import os
 import shutil
-from collections.abc import Callable
 
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache
@@ -20,10 +20,12 @@ from agenthropic_site.pipeline.result import BuildResult
 from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 
+log = logging.getLogger(__name__)
+
 __all__ = ["BuildResult", "run_build"]
 
 
-def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
+def run_build(config: BuildConfig) -> BuildResult:
     """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError (CacheError) or OutputError."""
     root = real_root(config.corpus)
     check_folders(config.corpus, config.out, config.cache)
@@ -34,29 +36,33 @@ def run_build(config: BuildConfig, log: Callable[[str], None]) -> BuildResult:
     except OSError as exc:  # a read-only file system, no permission, a full disk: before any page
         raise ConfigError(f"cannot prepare the output folder {config.out}: {exc.strerror or exc}") from None
     repairs: list[str] = []
-    result = with_repairs(config, log, repairs, lambda notes: _build_with_cache(config, root, prices, log, notes))
+    result = with_repairs(config, repairs, lambda notes: _build_with_cache(config, root, prices, notes))
     result.cache_repairs = repairs
     return result
 
 
 def _build_with_cache(
-    config: BuildConfig, root: str, prices: PriceTable, log: Callable[[str], None], repairs: list[str] | None = None,
+    config: BuildConfig, root: str, prices: PriceTable, repairs: list[str] | None = None,
 ) -> BuildResult:
-    cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache, repairs=repairs)
+    cache = Cache(config.cache, wait=config.wait_for_cache, repairs=repairs)
     try:
-        scan, result = scan_and_ingest(cache, root, config, prices, log)
+        scan, result = scan_and_ingest(cache, root, config, prices)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
         published = read_manifest(config.out)
         signature = site_signature(cache, config, prices, skips, scan.unlisted)
-        if not result.dirty and cache.site_signature() == _of_folder(signature, published.digest) and _outputs_present(config, published.files):
+        same_inputs = cache.site_signature() == _of_folder(signature, published.digest)
+        outputs_present = _outputs_present(config, published.files)
+        if not result.dirty and same_inputs and outputs_present:
             # Nothing that any page shows has changed since this folder's last build: no page is looked at.
+            log.debug("rendered nothing: no session and nothing else any page shows changed since this folder's last build")
             result.pages_unchanged = len(published.files)
             result.failed = len(cache.failures())
             result.excluded = cache.excluded_count()
             return result
         from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
+        _explain_render(result.dirty, same_inputs, outputs_present)
         summaries = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
@@ -68,11 +74,11 @@ def _build_with_cache(
         # from here (its views are already stored) must not let the next one take the short cut.
         cache.set_site_signature("")
         # What the output folder holds is judged from its own manifest, never from the cache.
-        writer = SiteWriter.begin(config.out, published, log)
+        writer = SiteWriter.begin(config.out, published)
         try:
-            rendered = render_from_cache(model, cache, writer, config, prices, log)
+            rendered = render_from_cache(model, cache, writer, config, prices)
             result.pages_rendered = rendered.stats.rendered
-            with site_lock(config.out, True, log):
+            with site_lock(config.out, True):
                 writer.finish(rendered.digests)
         except BaseException:
             writer.abort()
@@ -87,6 +93,16 @@ def _build_with_cache(
         return result
     finally:
         cache.close()
+
+
+def _explain_render(dirty: set[str], same_inputs: bool, outputs_present: bool) -> None:
+    """Say (with -v) why pages are looked at this time."""
+    if dirty:
+        log.debug(f"rendering: {len(dirty)} session view(s) changed")
+    if not same_inputs:
+        log.debug("rendering: this folder was built from other inputs (code, prices, theme, skipped files, failures, statuses, hooks or --redact)")
+    if not outputs_present:
+        log.debug("rendering: files the folder's manifest lists are missing from it")
 
 
 def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips: list[Skip], unlisted: list[str]) -> str:

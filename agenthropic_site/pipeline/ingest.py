@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable
 
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, Priced, PricedRow
 from agenthropic_site.config import BuildConfig, check_folders
-from agenthropic_site.corpus import CorpusScan, FileRef, real_root, scan_corpus
+from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
 from agenthropic_site.pipeline.parsing import parse_all
 from agenthropic_site.pipeline.repair import repair_line, with_repairs
 from agenthropic_site.pipeline.result import BuildResult
+
+log = logging.getLogger(__name__)
 
 REASON_MAX_CHARS = 300
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
@@ -45,7 +47,7 @@ def price_sessions(cache: Cache, session_ids: list[str], prices: PriceTable) -> 
         cache.set_prices(session_id, price_rows(cache.usage_rows(session_id), prices))
 
 
-def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> BuildResult:
+def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTable) -> BuildResult:
     """Parse and project every session whose fingerprint changed since its checkpoint."""
     result = BuildResult(sessions=len(scan.sessions))
     build_number = cache.build_number()
@@ -54,9 +56,11 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     todo = [files for files in changed if not cache.is_quarantined(files.session_id, files.fingerprint, build_number)]
     result.quarantined = len(changed) - len(todo)
     result.reused = len(scan.sessions) - len(changed)
-    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, log), start=1):
+    if log.isEnabledFor(logging.DEBUG):
+        _explain_reads(changed, {files.session_id for files in todo}, checkpoints)
+    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config), start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
-            log(f"parsed {done}/{len(todo)} changed sessions")
+            log.info(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
         # Sessions that shared messages with the old version may gain or lose their ownership.
         result.dirty |= cache.neighbours([files.session_id]) | {files.session_id}
@@ -81,14 +85,28 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     return result
 
 
+def _explain_reads(changed: list[SessionFiles], todo: set[str], checkpoints: dict[str, str]) -> None:
+    """Say (with -v) why each changed session is read again, or why it is not."""
+    for files in changed:
+        where = f"{files.project}/{files.session_id}"
+        if files.session_id not in todo:
+            log.debug(f"not read: {where}: its last reads failed; it waits a few builds before the next try")
+        elif files.session_id not in checkpoints:
+            log.debug(f"read: {where}: not in the cache yet")
+        elif checkpoints[files.session_id].endswith(":partial"):
+            log.debug(f"read: {where}: some of its files could not be read last time")
+        else:
+            log.debug(f"read: {where}: its files changed (size, time or inode)")
+
+
 def scan_and_ingest(
-    cache: Cache, root: str, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]
+    cache: Cache, root: str, config: BuildConfig, prices: PriceTable
 ) -> tuple[CorpusScan, BuildResult]:
     """Bring the cache up to date with the corpus: walk, then parse what changed."""
     if cache.rebuilt_reason:
-        log(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
+        log.info(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
     if cache.invalidate_unless(code_identity()):
-        log("agenthropic changed since the last build: every session is read again")
+        log.info("agenthropic changed since the last build: every session is read again")
     sniffed = [0]
 
     def owner_of_flat_file(ref: FileRef) -> str | None:
@@ -100,14 +118,18 @@ def scan_and_ingest(
         return session_id
 
     scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
+    for skip in scan.skips:
+        log.debug(f"skipped: {skip.path}: {skip.reason}" + (f" ({skip.detail})" if skip.detail else ""))
     repriced = []
     if cache.prices_digest() != prices.digest:
         # Re-price what is cached, without opening a transcript; the digest is recorded only
         # once every session carries the new prices, so an interrupted build re-prices again.
         repriced = cache.session_ids()
+        if repriced:
+            log.debug(f"repriced: {len(repriced)} cached sessions: the price table changed")
         price_sessions(cache, repriced, prices)
         cache.set_prices_digest(prices.digest)
-    result = ingest(cache, scan, config, prices, log)
+    result = ingest(cache, scan, config, prices)
     result.transcripts_opened += sniffed[0]
     result.repriced = len(repriced)
     result.dirty |= set(repriced)
@@ -121,23 +143,23 @@ def scan_and_ingest(
     return scan, result
 
 
-def corpus_models(config: BuildConfig, log: Callable[[str], None]) -> dict[str, int]:
+def corpus_models(config: BuildConfig) -> dict[str, int]:
     """Ingest the corpus into the cache (no site) and count deduplicated requests per model id."""
     root = real_root(config.corpus)
     check_folders(config.corpus, config.out, config.cache)
     prices = load_price_table(config.pricing)
 
     def count(repairs: list[str]) -> dict[str, int]:
-        cache = Cache(config.cache, on_wait=log, repairs=repairs)
+        cache = Cache(config.cache, repairs=repairs)
         try:
-            scan_and_ingest(cache, root, config, prices, log)
+            scan_and_ingest(cache, root, config, prices)
             cache.verify_sessions(cache.session_ids(), ("token_usage",))
             return cache.requests_per_model()
         finally:
             cache.close()
 
     repairs: list[str] = []
-    models = with_repairs(config, log, repairs, count)
+    models = with_repairs(config, repairs, count)
     if repairs:
-        log(repair_line(repairs))
+        log.info(repair_line(repairs))
     return models

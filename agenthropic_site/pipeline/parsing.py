@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import functools
 from contextlib import closing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from agenthropic_site.config import BuildConfig
@@ -13,6 +14,8 @@ from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.model import ParsedSession
 from agenthropic_site.pipeline.pool import Task, map_in_order
+
+log = logging.getLogger(__name__)
 
 PARSE_IN_WORKERS_MIN = 32  # fewer changed sessions than this are parsed in the build's own process
 
@@ -91,7 +94,7 @@ PARSE_CHUNK = 4  # sessions sent to a worker at a time: fewer round trips, answe
 
 
 def parse_all(
-    todo: list[SessionFiles], root: str, config: BuildConfig, log: Callable[[str], None]
+    todo: list[SessionFiles], root: str, config: BuildConfig
 ) -> Iterator[tuple[SessionFiles, ParseOutcome]]:
     """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many."""
     here = functools.partial(read_and_parse, root, max_bytes=config.max_file_bytes)
@@ -100,11 +103,10 @@ def parse_all(
     if workers < 1 or len(todo) < PARSE_IN_WORKERS_MIN:
         yield from ((files, here(files)) for files in todo)
         return
-    log(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
-    notice = functools.partial(_fell_back, log)
-    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), todo, workers, here, notice, PARSE_CHUNK)) as outcomes:
+    log.info(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
+    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), todo, workers, here, _fell_back, PARSE_CHUNK)) as outcomes:
         yield from outcomes
 
 
-def _fell_back(log: Callable[[str], None], why: str) -> None:
-    log(f"notice: {why}; this process parsed the remaining sessions")
+def _fell_back(why: str) -> None:
+    log.info(f"notice: {why}; this process parsed the remaining sessions")

@@ -53,11 +53,11 @@ class CacheSource:
         return self.cache.redaction_counts()
 
 
-def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable, log: Callable[[str], None]) -> SiteRender:
+def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable) -> SiteRender:
     """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn."""
     source = CacheSource(cache, prices, keep_views=True)
     in_workers = functools.partial(_in_workers, cache.path.parent, config.pricing)
-    rendered = render_site(model, source, writer, config.theme, log, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
+    rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
     return rendered

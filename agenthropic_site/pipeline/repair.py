@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from typing import TypeVar
@@ -10,12 +11,14 @@ from agenthropic_site.cache import Cache
 from agenthropic_site.cache.store import CacheDamaged, cache_os_problem, cache_problem
 from agenthropic_site.config import BuildConfig
 
+log = logging.getLogger(__name__)
+
 MAX_REPAIRS = 3  # times a build starts again after damaged rows, before it rebuilds the whole cache
 SHOWN_REPAIRS = 3  # damaged rows named in the one line that reports them
 T = TypeVar("T")
 
 
-def with_repairs(config: BuildConfig, log: Callable[[str], None], repairs: list[str], work: Callable[[list[str]], T]) -> T:
+def with_repairs(config: BuildConfig, repairs: list[str], work: Callable[[list[str]], T]) -> T:
     """Run `work` on the cache; derive again whatever damage to the cache it meets, then run it again.
 
     The corpus is the truth and the cache only saves time. Rows that fail their checksum are
@@ -47,18 +50,18 @@ def with_repairs(config: BuildConfig, log: Callable[[str], None], repairs: list[
         if rebuilt:
             raise damage
         # Said once, in the build's last line (repair_line), not at each attempt.
-        if isinstance(damage, CacheDamaged) and attempt < MAX_REPAIRS and _forget(config, log, damage, repairs):
+        if isinstance(damage, CacheDamaged) and attempt < MAX_REPAIRS and _forget(config, damage, repairs):
             continue
         # The corpus is the truth and the cache only saves time: start again without it.
-        Cache.discard(config.cache, on_wait=log, wait=config.wait_for_cache)
+        Cache.discard(config.cache, wait=config.wait_for_cache)
         rebuilt = True
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _forget(config: BuildConfig, log: Callable[[str], None], damage: CacheDamaged, repairs: list[str]) -> bool:
+def _forget(config: BuildConfig, damage: CacheDamaged, repairs: list[str]) -> bool:
     """Drop the damaged rows from the cache; return False when that cannot be done (rebuild it whole)."""
     try:
-        cache = Cache(config.cache, on_wait=log, wait=config.wait_for_cache, repairs=repairs)
+        cache = Cache(config.cache, wait=config.wait_for_cache, repairs=repairs)
         try:
             cache.forget_damaged(damage.forget)
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import dataclasses
 import threading
 from datetime import datetime, UTC
@@ -14,6 +15,8 @@ from agenthropic_site.config import BuildConfig, ConfigError
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
 from agenthropic_site.live.serve import LOOPBACK, local_server, port_problem, site_app
 from agenthropic_site.terminal import printable
+
+log = logging.getLogger(__name__)
 
 # A burst of appends (Claude Code streaming a reply) gives one rebuild once the corpus has been
 # quiet for QUIET_MS. watchfiles ends a batch after a QUIET_MS step with no *new* path changed
@@ -41,7 +44,7 @@ class WatchState:
     skip_said: dict[str, float] = field(default_factory=dict)
 
 
-def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState) -> str:
+def run_pass(config: BuildConfig, state: WatchState) -> str:
     """Run one incremental build; return its outcome and log only what a person needs to know."""
     from agenthropic_site.pipeline.build import run_build
     from agenthropic_site.cache import CacheBusyError
@@ -53,7 +56,7 @@ def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState)
         # A watch runs for hours: statuses age with the real clock, pass by pass.
         config = dataclasses.replace(config, now=datetime.now(tz=UTC))
     try:
-        result = run_build(config, lambda message: None)
+        result = run_build(config)
     except CacheBusyError:
         outcome, detail = "overlapped", "another build holds the cache"
     except CorpusRootError as exc:
@@ -70,19 +73,19 @@ def run_pass(config: BuildConfig, log: Callable[[str], None], state: WatchState)
         changed = result.parsed or result.removed_sessions or result.pages_written or result.files_removed or result.repriced
         outcome = "ingested" if changed or result.hook_events else "unchanged"
         if outcome == "ingested":
-            log(f"updated: {result.parsed} session(s) read, {result.hook_events} hook event(s), "
+            log.info(f"updated: {result.parsed} session(s) read, {result.hook_events} hook event(s), "
                 f"{result.pages_written} file(s) written, {result.files_removed} removed")
-        _say_new_skips(config, log, state)
+        _say_new_skips(config, state)
     state.counts[outcome] += 1
     if outcome in TROUBLE and (state.last != outcome):
-        log(f"watch: {outcome}: {printable(detail)} (the last good site stays in place)")
+        log.warning(f"watch: {outcome}: {printable(detail)} (the last good site stays in place)")
     elif state.last in TROUBLE and outcome not in TROUBLE:
-        log(f"watch: recovered from {state.last}")
+        log.warning(f"watch: recovered from {state.last}")
     state.last = outcome
     return outcome
 
 
-def _say_new_skips(config: BuildConfig, log: Callable[[str], None], state: WatchState) -> None:
+def _say_new_skips(config: BuildConfig, state: WatchState) -> None:
     """Mention each skipped transcript once, then at most every few minutes while it stays skipped."""
     import orjson
 
@@ -99,7 +102,7 @@ def _say_new_skips(config: BuildConfig, log: Callable[[str], None], state: Watch
         if said is None or now - said >= REPEAT_SKIP_SECONDS:
             state.skip_said[key] = now
             # Paths and details come from the corpus: controls are shown, never sent to the terminal.
-            log(printable(f"skipped {skip['path']}: {skip['reason']} {skip.get('detail', '')}".rstrip()))
+            log.info(printable(f"skipped {skip['path']}: {skip['reason']} {skip.get('detail', '')}".rstrip()))
 
 
 @dataclass
@@ -139,14 +142,14 @@ def watch_paths(config: BuildConfig) -> list[Path]:
     return paths
 
 
-def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.Event, on_built: Callable[[], None] = lambda: None,
+def watch_loop(config: BuildConfig, stop: threading.Event, on_built: Callable[[], None] = lambda: None,
                state: WatchState | None = None) -> WatchState:
     """Build once, then again after each burst of changes and every few seconds, until `stop` is set."""
     import watchfiles
 
     state = state or WatchState()
     pacing = Pacing()
-    if run_pass(config, log, state) in ("ingested", "unchanged"):
+    if run_pass(config, state) in ("ingested", "unchanged"):
         on_built()
     while not stop.is_set():
         # The corpus root may appear later (no-corpus-root); watch what exists, and wake up
@@ -160,7 +163,7 @@ def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.
                 if stop.wait(pacing.wait()):
                     break
                 pacing.started()
-                outcome = run_pass(config, log, state)
+                outcome = run_pass(config, state)
                 pacing.finished()
                 if outcome == "ingested":
                     on_built()
@@ -172,7 +175,7 @@ def watch_loop(config: BuildConfig, log: Callable[[str], None], stop: threading.
     return state
 
 
-def serve_and_watch(config: BuildConfig, log: Callable[[str], None], port: int) -> int:
+def serve_and_watch(config: BuildConfig, port: int) -> int:
     """Watch in a thread and serve the output folder on 127.0.0.1 with livereload until Ctrl-C."""
     import sys
 
@@ -197,13 +200,13 @@ def serve_and_watch(config: BuildConfig, log: Callable[[str], None], port: int) 
         stamp.write_text(f"{time.monotonic_ns()}\n")
 
     stop = threading.Event()
-    worker = threading.Thread(target=watch_loop, args=(config, log, stop, touch), daemon=True)
+    worker = threading.Thread(target=watch_loop, args=(config, stop, touch), daemon=True)
     worker.start()
     server = local_server(sockets, port, site_app(config.out))
     # Browsers reload only after a completed build: livereload watches a stamp the loop touches
     # when every page of a build is in place (pages are written atomically, never half).
     server.watch(str(stamp))
-    log(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+    log.info(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
     try:
         server.serve(host=LOOPBACK, port=port, open_url_delay=None, restart_delay=0, debug=False)
     except KeyboardInterrupt:
@@ -214,11 +217,11 @@ def serve_and_watch(config: BuildConfig, log: Callable[[str], None], port: int) 
     return 0
 
 
-def watch_forever(config: BuildConfig, log: Callable[[str], None]) -> int:
+def watch_forever(config: BuildConfig) -> int:
     """Watch without serving until Ctrl-C (SIGINT); exit 0."""
     stop = threading.Event()
     try:
-        watch_loop(config, log, stop)
+        watch_loop(config, stop)
     except KeyboardInterrupt:
         stop.set()
     return 0

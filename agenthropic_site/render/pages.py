@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import hashlib
 import shutil
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import jinja2
 from markupsafe import Markup
@@ -16,7 +16,6 @@ from markupsafe import Markup
 from agenthropic_site import __version__, code_identity
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
-from agenthropic_site.model.stored import VIEW_BATCH
 from agenthropic_site.model.views import AgentView, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import step_chart
@@ -27,8 +26,10 @@ from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.writer import SiteWriter
 
+log = logging.getLogger(__name__)
+
 PREVIEW_CHARS = 2_000
-PARALLEL_MIN_SESSIONS = 2 * VIEW_BATCH  # fewer pages to render than this are not worth starting workers
+PARALLEL_MIN_SESSIONS = 128  # fewer pages to render than this (two batches of views) are not worth starting workers
 GRAPHVIZ_MISSING = "notice: Graphviz `dot` is not installed; agent trees are shown as nested lists"
 
 
@@ -127,7 +128,7 @@ class Renderer:
     """
 
     def __init__(
-        self, model: SiteModel, source: SiteSource, writer: SiteWriter, dirs: list[Path], digest: str, notice: Callable[[str], None],
+        self, model: SiteModel, source: SiteSource, writer: SiteWriter, dirs: list[Path], digest: str,
         redact: bool = False,
     ) -> None:
         self.model = model
@@ -135,7 +136,6 @@ class Renderer:
         self.writer = writer
         self.dirs = dirs
         self.env = _env(dirs, source.bytecode_folder)
-        self.notice = notice
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}
         # What this output folder holds, from its own manifest: two folders built from one cache
@@ -165,8 +165,10 @@ class Renderer:
         """Record `rel`'s input digest; return True (and keep the file) when it is unchanged."""
         digest = self._output_digest(rel, *parts)
         self.digests[rel] = digest
-        if self.previous.get(rel) == digest and self.writer.keep(rel):
+        previous = self.previous.get(rel)
+        if previous == digest and self.writer.keep(rel):
             return True
+        log.debug(f"render: {rel}: " + ("new" if previous is None else "its inputs changed" if previous != digest else "missing from the folder"))
         return False
 
     def page(self, rel: str, template: str, **context: Any) -> None:
@@ -317,7 +319,7 @@ class Renderer:
         svg = render_svg(source, self._svg, self.svgs.__setitem__)
         if svg is None:
             if not self.stats.graphviz_missing:
-                self.notice(GRAPHVIZ_MISSING)
+                log.info(GRAPHVIZ_MISSING)
             self.stats.graphviz_missing = True
             return None
         return Markup(svg.decode("utf-8"))

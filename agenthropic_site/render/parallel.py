@@ -10,6 +10,7 @@ starts the processes and gives each worker its read-only source.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.render.pages import GRAPHVIZ_MISSING, Renderer, RenderStats
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.writer import SiteWriter
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class InWorkers(Protocol):
 
 def worker_renderer(setup: WorkerSetup, source: SiteSource) -> Renderer:
     """Build a worker's Renderer (in a worker process)."""
-    return Renderer(setup.model, source, setup.writer, setup.dirs, setup.site_digest, lambda message: None, redact=setup.redact)
+    return Renderer(setup.model, source, setup.writer, setup.dirs, setup.site_digest, redact=setup.redact)
 
 
 def render_batch(renderer: Renderer, batch: list[str]) -> BatchResult:
@@ -82,7 +85,7 @@ def merge(parent: Renderer, result: BatchResult) -> None:
     parent.writer.adopt(result.writer)
     parent.stats.rendered += result.rendered
     if result.graphviz_missing and not parent.stats.graphviz_missing:
-        parent.notice(GRAPHVIZ_MISSING)
+        log.info(GRAPHVIZ_MISSING)
     parent.stats.graphviz_missing |= result.graphviz_missing
     parent.redactions.update(result.redactions)
     for digest, svg in result.svgs.items():  # in the order drawn, as this process would have

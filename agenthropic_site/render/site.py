@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agenthropic_site.model.gather import SiteModel
-from agenthropic_site.model.stored import VIEW_BATCH
+from agenthropic_site.model import views
 from agenthropic_site.render.charts import bar_chart
 from agenthropic_site.render.data import dump, index_json
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS, Renderer, RenderStats, digest_of, site_digest
@@ -19,6 +19,8 @@ from agenthropic_site.render.redact import KINDS
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import static_files, theme_dirs
 from agenthropic_site.render.writer import SiteWriter
+
+log = logging.getLogger(__name__)
 
 PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
 
@@ -34,12 +36,12 @@ class SiteRender:
 
 
 def render_site(
-    model: SiteModel, source: SiteSource, writer: SiteWriter, theme: Path | None, notice: Callable[[str], None], redact: bool = False,
+    model: SiteModel, source: SiteSource, writer: SiteWriter, theme: Path | None, redact: bool = False,
     jobs: int = 1, in_workers: InWorkers | None = None,
 ) -> SiteRender:
     """Render every output through `writer`, the pages of many sessions in `jobs` processes when `in_workers` is given."""
     dirs = theme_dirs(theme)
-    renderer = Renderer(model, source, writer, dirs, site_digest(model, dirs, redact), notice, redact=redact)
+    renderer = Renderer(model, source, writer, dirs, site_digest(model, dirs, redact), redact=redact)
     if renderer.redactor is not None:
         renderer.redactor.model(model)  # before any page, and before workers get the model
     for rel, data in static_files(dirs).items():
@@ -75,12 +77,13 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
     model = renderer.model
     ids = list(model.sessions)
     # A batch of whole views at a time: memory follows the batch, not the corpus.
-    batches = [ids[start : start + VIEW_BATCH] for start in range(0, len(ids), VIEW_BATCH)]
+    size = views.VIEW_BATCH
+    batches = [ids[start : start + size] for start in range(0, len(ids), size)]
     # Counted only when workers could be used: a one-process build need not look twice.
     to_render = sum(1 for summary in model.sessions.values() if renderer.page_changed(summary)) if jobs > 1 and in_workers else 0
     if in_workers is not None and to_render >= PARALLEL_MIN_SESSIONS:
         jobs = min(jobs, len(batches))
-        renderer.notice(f"rendering the pages of {to_render} sessions in {jobs} processes")
+        log.info(f"rendering the pages of {to_render} sessions in {jobs} processes")
         for template in ("session.html", "agent.html"):
             renderer.env.get_template(template)  # compiled once, into the bytecode cache the workers read
         setup = WorkerSetup(model, renderer.writer.spawn(), renderer.dirs, renderer.site_digest, renderer.redactor is not None)
@@ -90,7 +93,7 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
             return None
 
         def fell_back(why: str) -> None:
-            renderer.notice(f"notice: {why}; this process rendered the remaining sessions")
+            log.info(f"notice: {why}; this process rendered the remaining sessions")
 
         with closing(in_workers(setup, batches, jobs, here, fell_back)) as answers:
             for _, result in answers:
@@ -99,6 +102,6 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
         return
     for done, batch in enumerate(batches, start=1):
         renderer.render_batch(batch)
-        rendered = min(done * VIEW_BATCH, len(ids))
+        rendered = min(done * size, len(ids))
         if len(ids) >= PROGRESS_EVERY and rendered // PROGRESS_EVERY > (rendered - len(batch)) // PROGRESS_EVERY:
-            renderer.notice(f"rendered pages of {rendered}/{len(ids)} sessions")
+            log.info(f"rendered pages of {rendered}/{len(ids)} sessions")

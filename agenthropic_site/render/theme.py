@@ -38,19 +38,60 @@ def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> jinja2.En
     import jinja2
 
     loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(folder / "templates")) for folder in dirs])
-    bytecode = None
+    disk = None
     if bytecode_dir is not None:
         bytecode_dir.mkdir(mode=0o700, exist_ok=True)
-        bytecode = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
+        disk = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
     return jinja2.Environment(
         loader=loader,
-        bytecode_cache=bytecode,
+        bytecode_cache=_bytecode_cache_class()(disk),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+
+
+_BYTECODE_CLASS: list[type] = []
+_COMPILED: dict[str, bytes] = {}  # this process's compiled templates, by name and source checksum
+
+
+def _bytecode_cache_class() -> type:
+    """Return the bytecode cache class (made on first use: jinja2 is imported only to render)."""
+    if _BYTECODE_CLASS:
+        return _BYTECODE_CLASS[0]
+    import jinja2
+
+    class ProcessBytecodeCache(jinja2.BytecodeCache):
+        """Keep compiled templates in this process, and in the cache folder when there is one.
+
+        A watch rebuilds, and tests build, many times in one process, each with a new
+        Environment: keyed by each template's name and source, a template is compiled once.
+        """
+
+        def __init__(self, disk: jinja2.BytecodeCache | None) -> None:
+            self.disk = disk
+
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            compiled = _COMPILED.get(bucket.key + bucket.checksum)
+            if compiled is not None:
+                bucket.bytecode_from_string(compiled)
+                if self.disk is not None:
+                    self.disk.dump_bytecode(bucket)  # render workers, other processes, read it from the folder
+                return
+            if self.disk is not None:
+                self.disk.load_bytecode(bucket)
+                if bucket.code is not None:
+                    _COMPILED[bucket.key + bucket.checksum] = bucket.bytecode_to_string()
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            _COMPILED[bucket.key + bucket.checksum] = bucket.bytecode_to_string()
+            if self.disk is not None:
+                self.disk.dump_bytecode(bucket)
+
+    _BYTECODE_CLASS.append(ProcessBytecodeCache)
+    return ProcessBytecodeCache
 
 
 def static_files(dirs: list[Path]) -> dict[str, bytes]:

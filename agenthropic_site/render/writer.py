@@ -8,6 +8,7 @@ one component at a time with O_NOFOLLOW (openat-style), so a link planted anywhe
 
 from __future__ import annotations
 
+import logging
 import errno
 import hashlib
 import os
@@ -17,7 +18,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 
 from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import EXIT_FAILURES, UserError
@@ -26,6 +26,8 @@ from agenthropic_site.render.manifest import (
     FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, SAFE_PART_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
     read_manifest,
 )
+
+log = logging.getLogger(__name__)
 
 MARKER = ".agenthropic-site"
 MARKER_TEXT = b"This folder is written by `agenthropic build`; its files are replaced on every build.\n"
@@ -75,7 +77,7 @@ def prepare_output(out: Path) -> None:
 
 
 @contextmanager
-def site_lock(out: Path, exclusive: bool, on_wait: Callable[[str], None]) -> Iterator[None]:
+def site_lock(out: Path, exclusive: bool) -> Iterator[None]:
     """Hold the site folder's marker file locked while a build publishes (exclusive) or a reader copies it (shared).
 
     A snapshot or diff of a site that a build (or `--watch`) is publishing then sees the whole
@@ -84,9 +86,9 @@ def site_lock(out: Path, exclusive: bool, on_wait: Callable[[str], None]) -> Ite
     fd = os.open(out / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         if exclusive:
-            take_lock(fd, True, on_wait, f"a snapshot or diff is reading {out}; waiting for it to finish before publishing")
+            take_lock(fd, True, f"a snapshot or diff is reading {out}; waiting for it to finish before publishing")
         else:
-            take_lock(fd, False, on_wait, f"a build is publishing {out}; waiting for it to finish")
+            take_lock(fd, False, f"a build is publishing {out}; waiting for it to finish")
         yield
     finally:
         os.close(fd)
@@ -184,13 +186,13 @@ class SiteWriter:
     _lock: int | None = None  # the staging folder, held locked by the build that made it
 
     @classmethod
-    def begin(cls, out: Path, published: Published, notice: Callable[[str], None]) -> SiteWriter:
+    def begin(cls, out: Path, published: Published) -> SiteWriter:
         """Start a build's writer: clear the staging folders of builds that died, and make this build's."""
         if published.damaged:
-            notice(f"notice: the record of published files in {out} ({STATE}/{MANIFEST_NAME}) is damaged; "
+            log.info(f"notice: the record of published files in {out} ({STATE}/{MANIFEST_NAME}) is damaged; "
                    "no file of an earlier build is removed this time, and every page is rendered again")
         elif published.digest is None and _holds_more_than_bookkeeping(out):
-            notice(f"notice: {out} has no record of the files earlier builds published ({STATE}/{MANIFEST_NAME}); "
+            log.info(f"notice: {out} has no record of the files earlier builds published ({STATE}/{MANIFEST_NAME}); "
                    "none of them is removed this time")
         try:
             with open_folder(out, (STATE, STAGING), create=True) as staging:
