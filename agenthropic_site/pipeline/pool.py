@@ -22,7 +22,6 @@ points are guarded).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
@@ -30,13 +29,15 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
-from multiprocessing import connection
-from multiprocessing.context import BaseContext
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    # Imported for real only when workers start: a build that parses and renders here (most
+    # incremental builds) never loads multiprocessing.
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.context import BaseContext
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the item type
@@ -81,6 +82,9 @@ def map_in_order(
     here, in its item's turn, once the workers have stopped. Close the iterator when not
     consuming it to the end (`contextlib.closing`): that stops the workers.
     """
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     chunks = [list(items[start : start + chunk]) for start in range(0, len(items), max(1, chunk))]
     count = min(jobs, len(chunks))
     done = 0  # chunks answered so far
@@ -129,6 +133,8 @@ def map_in_order(
 
 def _context(preload: tuple[str, ...]) -> BaseContext:
     """Return a forkserver context whose server has imported `preload` (a spawn context where there is no forkserver)."""
+    import multiprocessing
+
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
@@ -164,6 +170,8 @@ def _this_sys_path() -> Iterator[None]:
 def _start_worker(task: Task[Any, Any, Any], setup: Any, parent_file: str) -> None:
     """Start a worker: follow its build's life, check it runs the build's own code, start the task."""
     global _worker, _unable
+    import multiprocessing
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's: it stops its workers itself
     parent = multiprocessing.parent_process()
     if parent is not None:
@@ -179,6 +187,8 @@ def _start_worker(task: Task[Any, Any, Any], setup: Any, parent_file: str) -> No
 
 def _exit_with(sentinel: int) -> None:
     """Exit this worker as soon as its build is gone, even in the middle of an item."""
+    from multiprocessing import connection
+
     connection.wait([sentinel])
     os._exit(EXIT_ORPHANED)
 
