@@ -187,11 +187,16 @@ def device_node(root: Path) -> tuple[str, str | None]:
 
 
 def oversize_agent(root: Path, mb: int = 70) -> Path:
-    """A session whose agent transcript is `mb` MiB of valid, countable lines (written in one go)."""
+    """A session whose agent transcript is over `mb` MiB: a valid, countable first line, then a hole.
+
+    The walk judges a file by its size alone and never opens one over the cap, so the file is
+    sparse: it takes no disk and no time to write, whatever `mb` is.
+    """
     main_transcript(root)
     record = line(assistant("big", "msg_big", "req_big", usage(1000, 1000), ts=ts(20)))
-    block = record * (mb * MB // len(record) + 1)
-    return agent_transcript(root, SID, "abig", block)
+    path = agent_transcript(root, SID, "abig", record)
+    os.truncate(path, mb * MB + len(record))
+    return path
 
 
 def deep_folders(root: Path, levels: int = 10) -> Path:

@@ -54,6 +54,11 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {rel: path.read_bytes() for rel, path in files.items() if rel != SITE_MANIFEST}
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the slow tests first: the workers then end on short tests, at about the same time."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: the rest keep their order
+
+
 class LogLines(logging.Handler):
     """Keep each logged message as a line."""
 

@@ -162,6 +162,7 @@ def png_facts(data: bytes) -> tuple[int, int, int]:
     return width, height, len({raw[i:i + stride] for i in range(0, len(raw), stride)})
 
 
+@pytest.mark.slow
 def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path: Path) -> None:
     """docs/screenshots.py writes one PNG per page, viewport-wide and one viewport high, that shows a real page.
 
@@ -266,6 +267,7 @@ def test_hostile_session_page_shows_the_payloads_as_text(hostile_site: Path, con
 
 
 
+@pytest.mark.slow
 def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> None:
     """`build --watch --serve`: an open page reloads after the next completed build, with no CSP error."""
     import signal

@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 
@@ -22,6 +24,7 @@ def test_ruff_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_mypy_finds_nothing() -> None:
     # No cache (/dev/null): the test leaves no file in the checkout.
     done = run_tool("mypy", "--cache-dir", "/dev/null")

@@ -153,6 +153,7 @@ def test_two_project_folders_never_map_to_one_page(tmp_path: Path) -> None:
         assert sid in page and all(other not in page for other in folders.values() if other != sid), folder
 
 
+@pytest.mark.slow
 def test_model_ids_and_file_names_reach_the_terminal_with_controls_escaped(tmp_path: Path) -> None:
     corpus, outside = tmp_path / "corpus", tmp_path / "outside"
     model = "claude-\x1b[2J\x1b]0;owned\x07-\x9b31m\r"

@@ -195,6 +195,7 @@ def test_two_output_folders_built_from_one_cache_are_both_current(demo_corpus: P
         assert (again.pages_written, again.pages_rendered, again.files_removed) == (0, 0, 0), out
 
 
+@pytest.mark.slow
 def test_a_snapshot_taken_during_a_build_never_holds_staged_files(tmp_path: Path, said: list[str]) -> None:
     """A snapshot while a build (with render workers) has staged its pages holds the last whole build only."""
     corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"

@@ -240,6 +240,7 @@ def _build_inputs(main_head: list[dict], main_tail: list[dict], agents: dict) ->
     return b"".join(line(r) for r in main_head + main_tail), files
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sessions(), st.randoms(use_true_random=False))
 def test_any_evidence_parses_and_links_the_same_in_any_order(session, rng: random.Random) -> None:
@@ -259,6 +260,7 @@ def test_any_evidence_parses_and_links_the_same_in_any_order(session, rng: rando
     assert links(again) == links(parsed)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sessions(), st.randoms(use_true_random=False))
 def test_collected_evidence_sorts_totally_and_chooses_the_same_edges_in_any_order(session, rng: random.Random) -> None:

@@ -8,6 +8,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pytest
+
 from conftest import DEMO_CORPUS, DEMO_EXPECTED, REPO, build_subprocess, tree_bytes
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -103,6 +105,7 @@ def test_no_absolute_path_or_build_time_in_output(demo_site: Path, tmp_path: Pat
         assert str(REPO) not in text and str(demo_site) not in text, rel
 
 
+@pytest.mark.slow
 def test_builds_are_byte_identical_across_tz_hashseed_and_paths(tmp_path: Path) -> None:
     first = build_subprocess(DEMO_CORPUS, tmp_path / "one" / "site", tmp_path / "c1", env={"TZ": "UTC", "PYTHONHASHSEED": "1", "LC_ALL": "C"})
     second = build_subprocess(DEMO_CORPUS, tmp_path / "elsewhere" / "two", tmp_path / "c2",

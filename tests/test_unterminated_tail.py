@@ -102,6 +102,7 @@ json_values = st.recursive(
 objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(objects, st.booleans()), min_size=1, max_size=8), st.booleans())
 def test_any_mix_of_newlines_and_glued_records_reads_every_record_once(items: list[tuple[dict, bool]], final_newline: bool) -> None:
@@ -129,6 +130,7 @@ def _parser_objects(piece: bytes) -> list:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(objects, min_size=1, max_size=3), st.sampled_from([b"", b" ", b"x", b"{", b"}", b"[1]", b'"\\ud800"', b"NaN", b"\r", b"1e999"]),
        st.integers(0, 40))
+@pytest.mark.slow
 def test_verify_reads_a_line_as_the_parser_does(values: list[dict], junk: bytes, where: int) -> None:
     piece = b"".join(orjson.dumps(value) for value in values)
     for candidate in (piece, piece[:where] + junk + piece[where:], piece + junk):

@@ -28,6 +28,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_verify_passes_on_the_demo_corpus_and_leaves_nothing_behind(
     demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -42,6 +43,7 @@ def test_verify_passes_on_the_demo_corpus_and_leaves_nothing_behind(
     assert list(temp.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_verify_names_the_check_a_planted_fault_breaks(demo_corpus: Path, tmp_path: Path) -> None:
     script = tmp_path / "noisy_build.py"
     script.write_text(NOISY_BUILD)

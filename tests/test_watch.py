@@ -54,6 +54,7 @@ def main_transcript(corpus: Path) -> Path:
     return next(corpus.rglob(f"{SESSION}.jsonl"))
 
 
+@pytest.mark.slow
 def test_watch_end_to_end_with_a_hook_then_sigint(tmp_path: Path) -> None:
     corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
     shutil.copytree(DEMO_CORPUS, corpus)
@@ -96,6 +97,7 @@ def run_loop(settings: BuildConfig, state: WatchState, on_built=lambda: None) ->
     return thread, stop
 
 
+@pytest.mark.slow
 def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agenthropic_site.pipeline import watch
 
@@ -162,6 +164,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_serve_binds_to_loopback_and_never_serves_half_a_page(tmp_path: Path) -> None:
     corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
     shutil.copytree(DEMO_CORPUS, corpus)
