@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -240,3 +241,20 @@ def test_the_fuzz_harness_parses_its_inputs() -> None:
     real = line(assistant("a1", "m1", "r1", usage(1, 2))) + line(user("u1", "hi"))
     for data in (b"", real, real + harness.MARKER + real + harness.MARKER + b'{"toolUseId": 1}', b"\xff\x00\x01{" * 50):
         harness.one_input(data)
+
+
+@pytest.mark.parametrize(
+    ("written", "normalised"),
+    [
+        ("2026-06-01T12:00:00Z", "2026-06-01T12:00:00.000Z"),
+        ("2026-06-01T14:30:05.123456+02:00", "2026-06-01T12:30:05.123Z"),
+        ("0999-06-01T00:00:00+05:00", "0999-05-31T19:00:00.000Z"),  # glibc's %Y would write 999
+        ("0001-01-01T00:00:00", "0001-01-01T00:00:00.000Z"),
+    ],
+)
+def test_timestamps_normalise_to_the_canonical_utc_form(written: str, normalised: str) -> None:
+    """Every timestamp comes out as UTC YYYY-MM-DDTHH:MM:SS.mmmZ with a four-digit year, so instants sort as text."""
+    from agenthropic_site.parse.fields import CANONICAL_INSTANT_RE, instant_of
+
+    assert instant_of(written) == normalised
+    assert CANONICAL_INSTANT_RE.match(normalised)

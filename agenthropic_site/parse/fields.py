@@ -61,7 +61,9 @@ def instant_of(value: Any) -> str | None:
         utc = parsed.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # Not strftime: glibc writes years before 1000 with fewer than four digits, which would sort
+    # before every real day and break the canonical form the rest of the code relies on.
+    return f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}.{utc.microsecond // 1000:03d}Z"
 
 
 def clip_words(text: str, limit: int) -> tuple[str, bool]:
