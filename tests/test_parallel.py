@@ -2,10 +2,9 @@
 
 Render workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be
 rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions). The in-process tests
-lower both thresholds and the batch of views (`few_workers`) and build a corpus just above them,
-so workers share several batches of a small corpus; the tests that kill a build in a subprocess
-generate a corpus above the real thresholds. Real worker processes; tests/test_pool.py tests the
-pool itself.
+lower both thresholds and the batch of views (`few_workers`, and FEW_WORKERS_BUILD for a build
+in its own process) and build a corpus just above them, so workers share several batches of a
+small corpus. Real worker processes; tests/test_pool.py tests the pool itself.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import pytest
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.pipeline import pool
-from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
 from conftest import DEMO_NOW, dump_cache, tree_bytes
 from fixtures.generate import generate_scale
 
@@ -48,11 +46,17 @@ def few_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(site, "PARALLEL_MIN_SESSIONS", SMALL_MIN)
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("parallel") / "corpus"
-    generate_scale(folder, sessions=PARALLEL_MIN_SESSIONS + 8, seed=5, session_kb=8)
-    return folder
+# `agenthropic build` in a process of its own, with the thresholds of `few_workers`.
+FEW_WORKERS_BUILD = f"""
+import sys
+from agenthropic_site.cli import main
+from agenthropic_site.model import views
+from agenthropic_site.pipeline import parsing
+from agenthropic_site.render import site
+views.VIEW_BATCH = {SMALL_BATCH}
+parsing.PARSE_IN_WORKERS_MIN = site.PARALLEL_MIN_SESSIONS = {SMALL_MIN}
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def settings(corpus: Path, base: Path, jobs: int) -> BuildConfig:
@@ -113,17 +117,16 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_
     assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["parsing", "rendering the pages"])
-def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(corpus: Path, tmp_path: Path, phase: str) -> None:
+def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(small_corpus: Path, tmp_path: Path, phase: str) -> None:
     """SIGKILL reaches the build, not its workers: they exit at once, and whatever they staged goes with the next build."""
     import signal
     import subprocess
     import sys
     import time
 
-    run_build(settings(corpus, tmp_path / "clean", 1))
-    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(tmp_path / "site"),
+    run_build(settings(small_corpus, tmp_path / "clean", 1))
+    command = [sys.executable, "-c", FEW_WORKERS_BUILD, "build", "--corpus", str(small_corpus), "--out", str(tmp_path / "site"),
                "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "--jobs", "2"]
     victim = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert victim.stderr is not None
@@ -138,5 +141,5 @@ def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(cor
             time.sleep(0.01)  # killed once pages are staged
     victim.send_signal(signal.SIGKILL)
     victim.wait()
-    assert run_build(settings(corpus, tmp_path, 2)).failed == 0
+    assert run_build(settings(small_corpus, tmp_path, 2)).failed == 0
     assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean" / "site")
