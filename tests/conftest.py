@@ -26,9 +26,12 @@ def build(corpus: Path, out: Path, cache: Path, *extra: str) -> int:
     return main(["build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q", *extra])
 
 
-def build_subprocess(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `agenthropic build` as a separate process, as a user would."""
-    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"]
+def build_subprocess(
+    corpus: Path, out: Path, cache: Path, env: dict[str, str] | None = None, cwd: Path | None = None, options: tuple[str, ...] = ("-q",),
+) -> subprocess.CompletedProcess[str]:
+    """Run `agenthropic build` as a separate process, as a user would (quiet unless `options` say otherwise)."""
+    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW,
+               *options]
     return subprocess.run(command, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 

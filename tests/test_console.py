@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import DEMO_CORPUS, DEMO_NOW, main
+from conftest import DEMO_CORPUS, DEMO_NOW, build_subprocess, main
 
 SESSION = "-srv-repos-infra/2819f2e1-f6f7-415b-ac5e-d74da980f22d"
 
 
 def run(tmp_path: Path, corpus: Path, *options: str) -> subprocess.CompletedProcess[str]:
     """Run `agenthropic build` as a user would, with these options."""
-    command = [sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(tmp_path / "site"),
-               "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, *options]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    return build_subprocess(corpus, tmp_path / "site", tmp_path / "cache", options=options)
 
 
 @pytest.fixture
