@@ -98,10 +98,8 @@ def run_loop(settings: BuildConfig, state: WatchState, on_built=lambda: None) ->
 
 
 @pytest.mark.slow
-def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agenthropic_site.pipeline import watch
-
-    monkeypatch.setattr(watch, "PERIODIC_MS", 600)  # the steady-state check waits for one periodic pass: sooner
+def test_one_rebuild_per_burst_and_recovery_after_a_failed_build(tmp_path: Path) -> None:
+    # The periodic pass stays at its 3 s: a shorter one could land inside the burst and split it.
     theme = tmp_path / "theme" / "templates"
     theme.mkdir(parents=True)
     settings = config(tmp_path, theme.parent)
