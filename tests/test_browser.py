@@ -298,12 +298,16 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
                 except Exception:  # noqa: BLE001 - the server is still starting
                     pass
             time.sleep(0.1)
-        # The first build's own reload may still arrive: wait until a marker survives 1.5 s.
+        # A reload is sent only to pages whose livereload client has finished its handshake (a
+        # busy machine can take seconds), and the first build's own reload may still arrive: wait
+        # until the page is connected and a marker survives 1.5 s.
+        connected = "(window.LiveReload && window.LiveReload.connector && window.LiveReload.connector.protocol) > 0"
         for _ in range(10):
             try:
+                page.wait_for_function(connected, timeout=15_000)
                 page.evaluate("window.__before_reload = 1")
                 time.sleep(1.5)
-                if page.evaluate("typeof window.__before_reload") == "number":
+                if page.evaluate("typeof window.__before_reload") == "number" and page.evaluate(connected):
                     break
             except Exception:  # noqa: BLE001 - the page was reloading
                 time.sleep(0.2)
