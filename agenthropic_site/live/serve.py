@@ -56,6 +56,10 @@ def local_server(sockets: list, port: int, app: Callable) -> livereload.Server:
     class LocalServer(Server):
         def application(self, port: int, host: str, liveport: int | None = None, debug: bool | None = None, live_css: bool = True) -> None:
             LiveReloadHandler.watcher, LiveReloadHandler.live_css = self.watcher, live_css
+            # livereload drops a change seen within 3 s of the last reload ("too many files at
+            # once"), and the change is then lost: a build finishing soon after another was never
+            # shown. The stamp changes once per completed build, and builds are paced already.
+            LiveReloadHandler.DEFAULT_RELOAD_TIME = 0
             handlers: list[Any] = [(r"/livereload", LocalReloadHandler), (r"/livereload.js", LiveReloadJSHandler),
                         (r".*", web.FallbackHandler, {"fallback": _tornado_answer(app, script)})]
             # Not debug mode (it sends tracebacks to the browser and restarts on code changes), and
