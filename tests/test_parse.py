@@ -229,6 +229,31 @@ def test_a_stored_block_cut_at_the_cap_leaves_a_credential_out_whole() -> None:
     assert _cut(at_space) == ("w" * MAX_BLOCK_CHARS, len(at_space))
 
 
+def test_a_large_tool_input_keeps_its_structure_and_cuts_its_long_strings() -> None:
+    from agenthropic_site.parse.messages import MAX_BLOCK_CHARS, blocks_of
+
+    old, new = "old line\n" * 3_000, "new line\n" * 3_000
+    edit = {"type": "tool_use", "id": "toolu_e", "name": "Edit", "input": {"file_path": "/repo/app.py", "old_string": old, "new_string": new}}
+    ((block,), _) = blocks_of([edit])
+    value = json.loads(block.text)  # still JSON: the page reads the path and both texts back
+    assert len(block.text) <= MAX_BLOCK_CHARS and block.truncated_from == len(json.dumps(edit["input"], indent=2, sort_keys=True))
+    assert value["file_path"] == "/repo/app.py"
+    assert old.startswith(value["old_string"][:-1]) and value["old_string"].endswith("…")
+    assert new.startswith(value["new_string"][:-1]) and value["new_string"].endswith("…")
+    small = {"type": "tool_use", "id": "toolu_s", "name": "Bash", "input": {"command": "ls"}}
+    ((kept,), _) = blocks_of([small])
+    assert json.loads(kept.text) == {"command": "ls"} and kept.truncated_from is None
+    many = {"type": "tool_use", "id": "toolu_m", "name": "X", "input": {"items": list(range(20_000))}}  # no string to shorten
+    ((cut,), _) = blocks_of([many])
+    assert len(cut.text) <= MAX_BLOCK_CHARS and cut.truncated_from is not None
+
+
+def test_an_assistant_message_keeps_its_api_id_for_its_request_figures() -> None:
+    parsed = parse(line(user("u1", "go")) + line(assistant("a1", "msg_1", "req_1", usage(1, 2))))
+    messages = parsed.transcripts[SID]
+    assert [(m.role, m.message_id) for m in messages] == [("user", None), ("assistant", "msg_1")]
+
+
 def test_the_fuzz_harness_parses_its_inputs() -> None:
     """tests/fuzz/fuzz_parse.py (atheris, optional) must keep working: run its entry on a few inputs."""
     import importlib.util

@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 

@@ -974,7 +974,7 @@ def _encode_messages(messages: list[Message]) -> bytes:
     return orjson.dumps(
         [
             [m.role, m.uuid, m.timestamp, m.model, m.is_meta, m.subtype,
-             [[b.kind, b.text, b.name, b.tool_use_id, b.is_error, b.truncated_from] for b in m.blocks]]
+             [[b.kind, b.text, b.name, b.tool_use_id, b.is_error, b.truncated_from] for b in m.blocks], m.message_id]
             for m in messages
         ]
     )
@@ -983,6 +983,7 @@ def _encode_messages(messages: list[Message]) -> bytes:
 def _decode_messages(body: bytes) -> list[Message]:
     return [
         Message(role=role, uuid=uuid, timestamp=at, model=model, is_meta=is_meta, subtype=subtype,
-                blocks=tuple(Block(kind=b[0], text=b[1], name=b[2], tool_use_id=b[3], is_error=b[4], truncated_from=b[5]) for b in blocks))
-        for role, uuid, at, model, is_meta, subtype, blocks in orjson.loads(body)
+                blocks=tuple(Block(kind=b[0], text=b[1], name=b[2], tool_use_id=b[3], is_error=b[4], truncated_from=b[5]) for b in blocks),
+                message_id=message_id)
+        for role, uuid, at, model, is_meta, subtype, blocks, message_id in orjson.loads(body)
     ]

@@ -28,12 +28,12 @@ WORD_BACKOFF_CHARS = 256
 LAST_WORD_RE = re.compile(r"\s\S*\Z")
 
 
-def _cut(text: str) -> tuple[str, int | None]:
-    if len(text) <= MAX_BLOCK_CHARS:
+def _cut(text: str, limit: int = MAX_BLOCK_CHARS) -> tuple[str, int | None]:
+    if len(text) <= limit:
         return text, None
-    head = text[:MAX_BLOCK_CHARS]
-    last_word = LAST_WORD_RE.search(head, MAX_BLOCK_CHARS - WORD_BACKOFF_CHARS)
-    if not text[MAX_BLOCK_CHARS].isspace() and last_word is not None:
+    head = text[:limit]
+    last_word = LAST_WORD_RE.search(head, max(limit - WORD_BACKOFF_CHARS, 0))
+    if not text[limit].isspace() and last_word is not None:
         # Never keep part of a word: a credential at the cut is left out whole, not shown in
         # part where --redact could no longer recognise its shape.
         head = head[: last_word.start() + 1]
@@ -50,6 +50,41 @@ def _json_text(value: Any) -> str:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):
         return str(value)
+
+
+def _strings_capped(value: Any, cap: int) -> Any:
+    """Copy a JSON value with every string longer than `cap` cut (at a word) and ended by `…`."""
+    if isinstance(value, str):
+        return value if len(value) <= cap else _cut(value, cap)[0] + "…"
+    if isinstance(value, dict):
+        return {key: _strings_capped(item, cap) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_strings_capped(item, cap) for item in value]
+    return value
+
+
+def _tool_input_block(raw: dict[str, Any]) -> Block:
+    """Keep a tool call's input as valid JSON: over the limit, its long strings are shortened, not the JSON text.
+
+    The page reads the input back (the Bash command, the path, an Edit's old and new text), so a
+    cut must leave the structure whole; the largest string cap that fits is found by bisection.
+    """
+    name, tool_use_id = text_of(raw.get("name")), text_of(raw.get("id"))
+    value = raw.get("input")
+    text = _json_text(value)
+    if len(text) <= MAX_BLOCK_CHARS:
+        return Block(kind="tool_use", text=text, name=name, tool_use_id=tool_use_id)
+    low, high, best = 0, MAX_BLOCK_CHARS, None
+    while low <= high:
+        cap = (low + high) // 2
+        shortened = _json_text(_strings_capped(value, cap))
+        if len(shortened) <= MAX_BLOCK_CHARS:
+            best, low = shortened, cap + 1
+        else:
+            high = cap - 1
+    if best is None:  # too many small values to fit even with every string emptied: cut the text
+        return _text_block("tool_use", text, name=name, tool_use_id=tool_use_id)
+    return Block(kind="tool_use", text=best, name=name, tool_use_id=tool_use_id, truncated_from=len(text))
 
 
 def _result_text(content: Any) -> str:
@@ -90,7 +125,7 @@ def _block(raw: dict[str, Any]) -> Block:
         # 2.1.23x may keep only the signature: thinking text "" (format §2.3).
         return _text_block("thinking", text_of(raw.get("thinking")) or "")
     if kind == "tool_use":
-        return _text_block("tool_use", _json_text(raw.get("input")), name=text_of(raw.get("name")), tool_use_id=text_of(raw.get("id")))
+        return _tool_input_block(raw)
     if kind == "tool_result":
         return _text_block(
             "tool_result",
@@ -145,7 +180,8 @@ class MessageBuilder:
         if self._left_out:
             blocks.append(_left_out_notice(self._left_out))
         self.messages.append(
-            Message(role="assistant", uuid=text_of(data.get("uuid")), timestamp=timestamp, blocks=tuple(blocks), model=text_of(message.get("model")))
+            Message(role="assistant", uuid=text_of(data.get("uuid")), timestamp=timestamp, blocks=tuple(blocks), model=text_of(message.get("model")),
+                    message_id=message_id)
         )
 
     def _extend(self, last: Message, content: Any) -> None:

@@ -176,6 +176,7 @@ class Message:
     model: str | None = None
     is_meta: bool = False
     subtype: str | None = None
+    message_id: str | None = None  # an assistant message's API id: its request's figures are shown on it
 
 
 @dataclass
