@@ -35,6 +35,7 @@ SHOTS = {
     "index": ("index", None),
     "session": ("session", "figure.dag"),
     "agent": ("agent", None),
+    "transcript": ("transcript", "details.call"),
     "report": ("report", None),
 }
 
@@ -59,6 +60,7 @@ def demo_pages(site: Path) -> dict[str, Path]:
         "project": site / "projects" / project / "index.html",
         "session": site / "sessions" / session["session_id"] / "index.html",
         "agent": site / "sessions" / session["session_id"] / "agents" / f"{agent}.html",
+        "transcript": site / "sessions" / session["session_id"] / "transcript" / "1.html",
         "report": site / "report.html",
     }
 

@@ -51,6 +51,11 @@ def plain_copy(corpus: Path, target: Path) -> Path:
     return target
 
 
+def session_pages(out: Path, session_id: str) -> str:
+    """Return a session's page and every page of its transcripts (paged, or on an agent's page), joined in path order."""
+    return "".join(path.read_text(encoding="utf-8") for path in sorted((out / "sessions" / session_id).rglob("*.html")))
+
+
 def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Map every file below a folder (relative POSIX path) to its bytes, the build's manifest aside."""
     files = {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*")) if path.is_file()}
@@ -109,6 +114,33 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code = build(DEMO_CORPUS, base / "site", base / "cache")
     assert code in (0, 1), code
     return base / "site"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One headless Chromium per test module, the system's (tests/test_browser.py says why and how)."""
+    from playwright.sync_api import sync_playwright
+
+    from test_browser import CHROMIUM, FLAGS
+
+    with sync_playwright() as playwright:
+        # Playwright gives every launch a fresh temporary profile (user data dir).
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def context(browser) -> Iterator[object]:
+    """A fresh browser context (its own storage) for one test."""
+    ctx = browser.new_context(java_script_enabled=True)
+    ctx.set_default_timeout(15_000)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
 
 
 @pytest.fixture(scope="session")

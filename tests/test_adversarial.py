@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 
 import adversarial as adv
-from conftest import DEMO_NOW, build, tree_bytes
+from conftest import DEMO_NOW, build, session_pages, tree_bytes
 from records import OTHER_SID, SID, assistant, line, usage, write
 
 ONE_MB = 1024 * 1024
@@ -184,7 +184,7 @@ def test_line_separators_inside_a_string_never_split_the_record(tmp_path: Path) 
     data = session_data(out)
     assert data["malformed_lines"] == 0 and data["warnings"] == []
     assert data["tokens"] == tokens(1 + 3, 2 + 4)
-    page = (out / "sessions" / SID / "index.html").read_text(encoding="utf-8")
+    page = session_pages(out, SID)
     assert "one\u2028two\u2029three\u0085four" in page  # one message, its text whole
 
 
@@ -202,7 +202,7 @@ def test_a_50_mb_line_is_parsed_and_its_text_cut(tmp_path: Path) -> None:
     assert len(data["title"]) <= 120
     sizes = {p.relative_to(out).as_posix(): p.stat().st_size for p in out.rglob("*") if p.is_file()}
     assert max(sizes.values()) < ONE_MB, max(sizes.items(), key=lambda item: item[1])
-    page = (out / "sessions" / SID / "index.html").read_text(encoding="utf-8")
+    page = session_pages(out, SID)
     kept = re.search(r"Stored output cut at ([\d,]+) of", page)
     assert kept is not None and 16_000 - 256 <= int(kept.group(1).replace(",", "")) <= 16_000  # at a word's start near the cap
     assert (tmp_path / "cache" / "cache.sqlite3").stat().st_size < 4 * ONE_MB  # the cache keeps the cut text only

@@ -19,7 +19,6 @@ import shutil
 import struct
 import sys
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,29 +48,6 @@ SITE_SCRIPT = "static/site.js"
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        # Playwright gives every launch a fresh temporary profile (user data dir).
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture
-def context(browser) -> Iterator[object]:
-    ctx = browser.new_context(java_script_enabled=True)
-    ctx.set_default_timeout(15_000)
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-
-
-@pytest.fixture(scope="module")
 def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("hostile")
     corpus = write_hostile_corpus(base / "corpus")
@@ -93,7 +69,7 @@ class Opened:
         page.goto(path.as_uri(), wait_until="load")
 
 
-@pytest.mark.parametrize("which", ["index", "project", "session", "agent"])
+@pytest.mark.parametrize("which", ["index", "project", "session", "agent", "transcript"])
 def test_demo_pages_load_cleanly_from_file_urls(demo_site: Path, context, which: str) -> None:
     opened = Opened(context, demo_pages(demo_site)[which])
     page = opened.page
@@ -172,7 +148,7 @@ def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path
     """
     width, height = 1000, 700
     written = screenshots.take_screenshots(demo_site, tmp_path / "shots", width=width, height=height, browser=browser)
-    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "index", "report", "session"]
+    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "index", "report", "session", "transcript"]
     for name, path in written.items():
         assert path == tmp_path / "shots" / f"{name}.png" and path.is_file()
         data = path.read_bytes()
@@ -225,11 +201,12 @@ def hostile_pages(site: Path) -> dict[str, Path]:
         "project": site / "projects" / PROJECT / "index.html",
         "session": site / "sessions" / SID / "index.html",
         "agent": site / "sessions" / SID / "agents" / f"{AGENT}.html",
+        "transcript": site / "sessions" / SID / "transcript" / "1.html",
         "report": site / "report.html",
     }
 
 
-@pytest.mark.parametrize("which", ["index", "project", "session", "agent", "report"])
+@pytest.mark.parametrize("which", ["index", "project", "session", "agent", "transcript", "report"])
 def test_hostile_text_never_runs_and_pages_still_render(hostile_site: Path, context, which: str) -> None:
     path = hostile_pages(hostile_site)[which]
     assert path.stat().st_size < 1_000_000, "the 5 MB tool output must be cut"
@@ -259,17 +236,22 @@ def test_hostile_session_page_shows_the_payloads_as_text(hostile_site: Path, con
     assert 'evil [label=<<b>html</b>>]; \\l\\N <TABLE>' in nodes.nth(1).text_content()
     assert page.locator("figure.dag svg a").evaluate_all("links => links.map(a => a.getAttribute('xlink:href'))") == [
         "index.html", f"agents/{AGENT}.html"]
-    # The 5 MB tool output is cut and says so (inside its closed <details>); the NUL and U+2028 line renders.
-    assert page.get_by_text("Stored output cut at 16,000 of 5,2").count() == 1
-    assert page.get_by_text("raw U+2028").count() == 1
     # The line with a lone surrogate is reported, not fatal.
     assert page.locator("ul.warnings", has_text="invalid-json").is_visible()
+    # On the transcript's page, the 5 MB tool output is cut and says so (inside its closed <details>);
+    # the NUL and U+2028 line renders.
+    transcript = Opened(context, hostile_pages(hostile_site)["transcript"]).page
+    assert transcript.locator("ol.transcript").get_by_text("Stored output cut at 16,000 of 5,2").count() == 1
+    assert transcript.locator("ol.transcript").get_by_text("raw U+2028").count() == 1
 
+
+
+RELOAD_SID = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
 
 
 @pytest.mark.slow
 def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> None:
-    """`build --watch --serve`: an open page reloads after the next completed build, with no CSP error."""
+    """`build --watch --serve`: an open page reloads after the next completed build, keeps an opened call open, with no CSP error."""
     import signal
     import socket
     import subprocess
@@ -290,10 +272,12 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
         page = context.new_page()
         errors: list[str] = []
         page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        # A transcript page: after each reload the call opened before it is open again (site.js keeps the place).
+        first_page = f"sessions/{RELOAD_SID}/transcript/1.html"
         for _ in range(300):
-            if (out / "index.html").is_file():
+            if (out / first_page).is_file():
                 try:
-                    if page.goto(f"http://127.0.0.1:{port}/index.html").status == 200:
+                    if page.goto(f"http://127.0.0.1:{port}/{first_page}").status == 200:
                         break
                 except Exception:  # noqa: BLE001 - the server is still starting
                     pass
@@ -311,7 +295,10 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
                     break
             except Exception:  # noqa: BLE001 - the page was reloading
                 time.sleep(0.2)
-        main = next(corpus.rglob("0bc7a4f3-9ec7-4477-8626-53233c4bcc4d.jsonl"))
+        main = next(corpus.rglob(f"{RELOAD_SID}.jsonl"))
+        call = page.locator("details.call").nth(2)
+        call.locator("summary").first.click()
+        assert call.evaluate("d => d.open")
         last = main.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
         # Twice: the second build completes within a few seconds of the first reload, which
         # livereload's own throttle would have dropped.
@@ -329,6 +316,8 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
                     pass
                 time.sleep(0.05)
             assert reloaded, f"the open page did not reload after build {round}"
+            page.wait_for_load_state("load")
+            assert page.locator("details.call").nth(2).evaluate("d => d.open"), f"the opened call is closed after reload {round}"
         assert errors == []
     finally:
         process.send_signal(signal.SIGINT)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import adversarial as adv
-from conftest import DEMO_NOW, build, tree_bytes
+from conftest import DEMO_NOW, build, session_pages, tree_bytes
 from records import OTHER_SID, SID, assistant, line, usage, user, write
 
 THIRD_SID = "33333333-3333-4333-8333-333333333333"
@@ -121,7 +121,7 @@ def test_memory_per_line_is_bounded_by_a_cap_on_content_blocks(tmp_path: Path) -
     assert sizes == {f"{SID[:4]}-a1": 1, "big": MAX_BLOCKS + 1, "half1": MAX_BLOCKS + 1}
     notices = [m.blocks[-1].text for m in messages if m.uuid in ("big", "half1")]
     assert notices == [f"[{200_001 - MAX_BLOCKS:,} more content blocks not stored]", f"[{300_000 - MAX_BLOCKS:,} more content blocks not stored]"]
-    page = (out / "sessions" / SID / "index.html").read_text(encoding="utf-8")
+    page = session_pages(out, SID)
     assert page.count("more content blocks not stored]") == 2
     assert page.count("<p>x</p>") <= 2 * MAX_BLOCKS
 

@@ -14,7 +14,7 @@ import pytest
 from agenthropic_site.audit.archive import MANIFEST, read_snapshot
 from agenthropic_site.cli import main
 from agenthropic_site.render.redact import KINDS, Redactor, marker
-from conftest import build, dump_cache, tree_bytes
+from conftest import build, dump_cache, session_pages, tree_bytes
 from records import assistant, usage, user, write
 
 PROJECT = "-home-u-app"
@@ -91,8 +91,8 @@ def site_text(site: Path) -> dict[str, str]:
 
 
 def page_text(site: Path, session: str) -> str:
-    """A session page as a reader sees it (entities decoded)."""
-    return html.unescape((site / "sessions" / session / "index.html").read_text())
+    """A session's pages as a reader sees them (entities decoded)."""
+    return html.unescape(session_pages(site, session))
 
 
 def test_every_shape_is_masked_in_pages_and_json_with_redact_and_shown_without(corpus: Path, tmp_path: Path) -> None:

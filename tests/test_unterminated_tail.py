@@ -17,6 +17,7 @@ from agenthropic_site.parse.model import UsageRow
 from agenthropic_site.parse.usage import Candidate, dedupe_file
 from agenthropic_site.audit.verify import MAX_SEAMS, line_objects, rescan_file
 from records import SID, assistant, line, usage, user, write
+from conftest import session_pages
 from test_incremental import assert_equals_cold_build, config
 
 PROJECT = "-home-u-app"
@@ -212,7 +213,7 @@ def test_a_finished_transcript_without_final_newlines_is_counted_shown_and_linke
     assert agents["k1"]["tokens"]["input"] == 7 and agents["k1"]["tokens"]["output"] == 9
     assert doc["tokens"]["input"] == 10 and doc["tokens"]["output"] == 13
     assert doc["warnings"] == [] and doc["malformed_lines"] == 0
-    assert b"sub done" in (site / "sessions" / SID / "index.html").read_bytes()
+    assert "sub done" in session_pages(site, SID)
     assert b"sub-final-words" in (site / "sessions" / SID / "agents" / "k1.html").read_bytes()
 
 
@@ -241,8 +242,8 @@ def test_a_line_appended_right_after_a_complete_unterminated_line(tmp_path: Path
     assert first["tokens"]["input"] == 11
     assert (final["tokens"]["input"], final["tokens"]["output"], final["agents"][0]["requests"]) == (111, 222, 3)
     assert final["malformed_lines"] == 0 and final["warnings"] == []
-    page = (tmp_path / "live" / "sessions" / SID / "index.html").read_bytes()
-    assert all(text in page for text in (b"reply-A", b"reply-B", b"reply-C"))
+    page = session_pages(tmp_path / "live", SID)
+    assert all(text in page for text in ("reply-A", "reply-B", "reply-C"))
 
 
 def test_half_a_line_is_pending_then_counted_once(tmp_path: Path) -> None:

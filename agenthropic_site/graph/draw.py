@@ -17,23 +17,27 @@ SVG_BATCH = 64
 # Graphviz 2.42 writes URL attributes into SVG without escaping quotes: only plain relative
 # paths made of validated ids may reach it.
 SAFE_HREF_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._/-]{0,300}$")
+# Characters that are not allowed in XML (controls, surrogates, U+FFFE/U+FFFF) or that reorder the
+# text around them (bidirectional overrides and isolates): shown as U+FFFD instead.
+_UNSHOWABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
 STATUS_COLOURS = {"completed": "#2e7d32", "error": "#c62828", "working": "#1565c0", "waiting": "#6a1b9a", "unknown": "#757575"}
 
 
 @dataclass(frozen=True)
 class DrawNode:
-    """What a node shows: an id for the link, a label, a status colour."""
+    """What a node shows: an id for the link, a label (lines split by newlines), a status colour, a hover text."""
 
     agent_id: str
     label: str
     status: str
     href: str
     critical: bool = False  # on the longest chain of durations: drawn heavier
+    tooltip: str = ""  # empty: the label
 
 
 @dataclass(frozen=True)
 class DrawEdge:
-    """A link between two drawn agents and the evidence it came from."""
+    """A link between two drawn agents and the evidence it came from (inferred evidence is drawn dashed, never named)."""
 
     parent: str
     child: str
@@ -41,27 +45,36 @@ class DrawEdge:
     critical: bool = False
 
 
+def dot_text(text: str) -> str:
+    """Return text as a DOT string Graphviz shows as written: one line per newline, nothing read as markup."""
+    # `&` first: Graphviz decodes entities in labels and tooltips, and `&#1;` would put a control
+    # character into the SVG; `&amp;` it keeps as is, which the browser shows as `&`.
+    text = _UNSHOWABLE_RE.sub("\ufffd", text.replace("\r\n", "\n").replace("&", "&amp;"))
+    # graphviz.escape doubles backslashes (no `\N`, `\l` or line continuation) and marks the text as
+    # not HTML-like; lines are joined with DOT's own `\n` after escaping, so it stays a line break.
+    return graphviz.nohtml("\\n".join(graphviz.escape(line) for line in text.split("\n")))
+
+
 def dot_source(nodes: list[DrawNode], edges: list[DrawEdge]) -> str:
     """Return the DOT text for an agent tree; every data label is escaped for Graphviz."""
     graph = graphviz.Digraph("agents", graph_attr={"rankdir": "LR", "bgcolor": "transparent", "fontname": "Helvetica"})
     graph.attr("node", shape="box", style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize="10")
-    graph.attr("edge", fontname="Helvetica", fontsize="8", color="#607d8b")
+    graph.attr("edge", color="#607d8b")
     ids = {node.agent_id: f"n{index}" for index, node in enumerate(nodes)}
     for node in nodes:
-        # graphviz.escape keeps backslash sequences and <...> from being read as markup.
         graph.node(
             ids[node.agent_id],
-            label=graphviz.escape(node.label),
+            label=dot_text(node.label),
             color=STATUS_COLOURS.get(node.status, "#757575"),
             penwidth="4" if node.critical else "1.5",
             URL=node.href if SAFE_HREF_RE.match(node.href) and ".." not in node.href else "#",
-            tooltip=graphviz.escape(node.agent_id),
+            tooltip=dot_text(node.tooltip or node.label),
         )
     for edge in edges:
         if edge.parent in ids and edge.child in ids:
-            style = "dashed" if edge.source in INFERRED_SOURCES else "solid"
+            # No edge label: the evidence is said in plain words in the child's tooltip and page.
             graph.edge(
-                ids[edge.parent], ids[edge.child], label=graphviz.escape(edge.source), style=style,
+                ids[edge.parent], ids[edge.child], style="dashed" if edge.source in INFERRED_SOURCES else "solid",
                 penwidth="3" if edge.critical else "1", color="#b4541e" if edge.critical else "#607d8b",
             )
     return graph.source

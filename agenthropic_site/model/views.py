@@ -301,7 +301,7 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
     for row in cache.session_rows("token_usage", ids):
         session = sessions[row["session_id"]]
-        holder = next((owner[key] for key in request_keys(row["message_id"], row["request_id"]) if key in owner), session.session_id)
+        holder = _holder(owner, row, session.session_id)
         if holder != session.session_id:
             session.collisions += 1
             session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
@@ -362,6 +362,39 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
             compaction.cost_before = window_cost(rows, compaction.agent_id, start, compaction.at, compaction.compaction_agent_id)
     session.what_if = what_if(rows, prices, session.cost or Decimal(0))
     session.spend_over_time = spend_over_time(rows)
+
+
+@dataclass(frozen=True)
+class RequestFigures:
+    """One deduplicated API request's figures, shown once on the message it belongs to."""
+
+    tokens: Tokens
+    cost: Decimal | None  # None: the session's cost is unknown (a model without a price)
+    counted_in: str | None = None  # another session's id: this request is a replayed copy, counted there
+
+
+def request_figures(cache: Cache, session_id: str) -> dict[str, dict[str, RequestFigures]]:
+    """Return each agent's requests by message id, with the owner of each replayed copy (the view's own rule)."""
+    owner = _ownership(cache, [session_id])
+    rows = cache.session_rows("token_usage", [session_id])
+    # The halt gate, as in _load_usage: one owned request without a price makes every cost here unknown.
+    excluded = any(
+        row["price_problem"] is not None and _holder(owner, row, session_id) == session_id for row in rows
+    )
+    figures: dict[str, dict[str, RequestFigures]] = defaultdict(dict)
+    for row in rows:
+        if row["message_id"] is None:
+            continue  # an id-less request cannot be matched to a displayed message
+        holder = _holder(owner, row, session_id)
+        tokens = Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"])
+        cost = None if excluded or row["cost"] is None else sum((Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES), Decimal(0))
+        figures[row["agent_id"]][row["message_id"]] = RequestFigures(tokens, cost, None if holder == session_id else holder)
+    return dict(figures)
+
+
+def _holder(owner: dict[str, str], row: Any, session_id: str) -> str:
+    """Return the session that counts a usage row: its owner when the request is shared, else its own session."""
+    return next((owner[key] for key in request_keys(row["message_id"], row["request_id"]) if key in owner), session_id)
 
 
 def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: list[str]) -> None:

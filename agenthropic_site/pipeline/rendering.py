@@ -17,7 +17,7 @@ from agenthropic_site.config import BuildConfig
 from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model.stored import load_view
-from agenthropic_site.model.views import SessionView
+from agenthropic_site.model.views import RequestFigures, SessionView, request_figures
 from agenthropic_site.parse.model import Message
 from agenthropic_site.pipeline.parsing import WORKER_PRELOAD
 from agenthropic_site.pipeline.pool import Task, map_in_order
@@ -43,6 +43,10 @@ class CacheSource:
     def transcript(self, session_id: str, agent_id: str) -> list[Message]:
         """Return one agent's displayable transcript."""
         return self.cache.transcript(session_id, agent_id)
+
+    def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
+        """Return each agent's requests by message id, with their exact figures."""
+        return request_figures(self.cache, session_id)
 
     def svg(self, digest: str) -> bytes | None:
         """Return a graph an earlier build drew."""

@@ -2,18 +2,93 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import OptionsDict
+
+# Texts up to this size are memoised: transcripts repeat prompts, reminders and replies a lot, and
+# a bound on the size as well as the count keeps the cache's memory small.
+CACHED_TEXT_CHARS = 8_192
+CACHED_TEXTS = 1_024
+# A Markdown image's URL is shown as text; a data: URL can be huge, so only its start is kept.
+SHOWN_URL_CHARS = 200
+
+SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+WEB = "web"  # an absolute http(s) link: stays a link
+REPOSITORY = "repository"  # a relative path: a file of the user's repository, not of the site
+OTHER = "other"  # mailto:, fragments, protocol-relative and any other scheme: plain text
+
+
+def link_kind(href: str) -> str:
+    """Tell what a link in a transcript points to: the web, the user's repository, or neither."""
+    lowered = href.lower()
+    if lowered.startswith(("http://", "https://")):
+        return WEB
+    if not href or href.startswith(("#", "//")) or SCHEME_RE.match(href):
+        return OTHER
+    return REPOSITORY
+
+
+def _matching_close(tokens: Sequence[Token], idx: int) -> Token | None:
+    # Links do not nest in CommonMark: the next link_close closes this one.
+    for token in tokens[idx + 1:]:
+        if token.type == "link_close":
+            return token
+    return None
+
+
+def _link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    token = tokens[idx]
+    kind = link_kind(str(token.attrGet("href") or ""))
+    close = _matching_close(tokens, idx)
+    if close is not None:
+        close.meta["kind"] = kind
+    if kind == WEB:
+        token.attrSet("rel", "noopener noreferrer")
+        return self.renderToken(tokens, idx, options, env)
+    return "<code>" if kind == REPOSITORY else ""
+
+
+def _link_close(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    kind = tokens[idx].meta.get("kind", OTHER)
+    if kind == WEB:
+        return self.renderToken(tokens, idx, options, env)
+    return "</code>" if kind == REPOSITORY else ""
+
+
+def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
+    # Images never load (the page would fetch from wherever the text says): show what it names.
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    url = str(token.attrGet("src") or "")
+    if len(url) > SHOWN_URL_CHARS:
+        url = url[:SHOWN_URL_CHARS] + "…"
+    return f'<span class="md-image">[image: {escapeHtml(alt)}] <code>{escapeHtml(url)}</code></span>'
 
 
 @lru_cache(maxsize=1)
 def _renderer() -> MarkdownIt:
     # A bare MarkdownIt() is the commonmark preset, which passes raw HTML through; js-default with
     # html off escapes it, and keeps markdown-it's validateLink (no javascript:, vbscript:, file:, data: links).
-    return MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
+    md = MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
+    md.add_render_rule("link_open", _link_open)
+    md.add_render_rule("link_close", _link_close)
+    md.add_render_rule("image", _image)
+    return md
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _cached(text: str) -> str:
+    return _renderer().render(text)
 
 
 def render_markdown(text: str) -> str:
-    """Render Markdown text to safe HTML."""
-    return _renderer().render(text)
+    """Render Markdown text to safe HTML: web links keep `rel="noopener noreferrer"`, repository paths become code, images their text."""
+    return _cached(text) if len(text) <= CACHED_TEXT_CHARS else _renderer().render(text)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import hashlib
+import logging
 import shutil
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +17,22 @@ from markupsafe import Markup
 from agenthropic_site import __version__, code_identity
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
-from agenthropic_site.model.views import AgentView, SessionSummary, SessionView
+from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.render.charts import step_chart
 from agenthropic_site.render.data import dump, session_json
-from agenthropic_site.render.markdown import render_markdown
+from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
+from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
+from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of
 from agenthropic_site.render.redact import Redactor
+from agenthropic_site.render.search import SearchEntry, entries_of, shard_js
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
+from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
 from agenthropic_site.render.writer import SiteWriter
 
 log = logging.getLogger(__name__)
 
-PREVIEW_CHARS = 2_000
 PARALLEL_MIN_SESSIONS = 128  # fewer pages to render than this (two batches of views) are not worth starting workers
 GRAPHVIZ_MISSING = "notice: Graphviz `dot` is not installed; agent trees are shown as nested lists"
 
@@ -49,61 +53,11 @@ class RenderStats:
     rendered: int = 0  # outputs produced from templates or data this build (written or not)
 
 
-def _node_label(agent: AgentView, excluded: bool) -> str:
-    """Say what a graph node shows: type, status and subtree cost (tokens where no cost is known)."""
-    if not agent.has_transcript:
-        return f"{agent.agent_type or agent.kind}\n{agent.status} · transcript not in the corpus"
-    figure = f"{agent.subtree_tokens.total:,} tokens" if excluded else usd(agent.subtree_cost)
-    return f"{agent.agent_type or agent.kind}\n{agent.status} · {figure}"
-
-
-def usd(amount: Decimal | None) -> str:
-    """Format a cost for people: dollars and cents, or a dash when unknown."""
-    if amount is None:
-        return "—"
-    cents = amount.quantize(Decimal("0.01"))
-    if cents == 0:
-        cents = abs(cents)  # never "-0.00"
-    return f"−${-cents:,}" if cents < 0 else f"${cents:,}"
-
-
-def signed_usd(amount: Decimal | None) -> str:
-    """Format a change in cost with its sign: `+$0.04`, `−$0.12`."""
-    text = usd(amount)
-    return text if text.startswith(("−", "—")) else "+" + text
-
-
-def thousands(value: int | None) -> str:
-    """Format a count with thousands separators."""
-    return "—" if value is None else f"{value:,}"
-
-
-def short_time(instant: str | None) -> str:
-    """Show an ISO instant as `YYYY-MM-DD HH:MM` (UTC)."""
-    return "—" if not instant else f"{instant[:10]} {instant[11:16]}"
-
-
-def duration(start: str | None, end: str | None) -> str:
-    """Show the time between two ISO instants as `1h 02m` or `3m 05s`."""
-    from datetime import datetime
-
-    if not start or not end:
-        return "—"
-    seconds = int((datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds())
-    hours, rest = divmod(max(seconds, 0), 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
-
-
-def markdown(text: str) -> Markup:
-    """Render Markdown to HTML that is safe to insert (raw HTML disabled)."""
-    return Markup(render_markdown(text))
-
-
 def _env(dirs: list[Path], bytecode_dir: Path | None) -> jinja2.Environment:
     env = environment(dirs, bytecode_dir)
-    env.filters.update(usd=usd, signed_usd=signed_usd, thousands=thousands, short_time=short_time, markdown=markdown)
-    env.globals.update(duration=duration, version=__version__, preview_chars=PREVIEW_CHARS)
+    env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, short_time=short_time, markdown=markdown,
+                       linked_by=linked_by)
+    env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX)
     return env
 
 
@@ -157,6 +111,15 @@ class Renderer:
         self.redactor = Redactor() if redact else None
         self.previous_redactions = source.redaction_counts() if redact else {}
         self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its view and transcripts}]
+        # Each session's files from the last build besides its JSON and page (transcript and agent
+        # pages, its search shard): kept as they are while the session's inputs do not change.
+        self.previous_of_session: dict[str, list[str]] = defaultdict(list)
+        for rel in sorted(self.previous):
+            parts = rel.split("/")
+            if parts[0] == "sessions" and len(parts) > 2 and rel != f"sessions/{parts[1]}/index.html":
+                self.previous_of_session[parts[1]].append(rel)
+            elif parts[0] == "search" and len(parts) == 3 and parts[1] == "s" and parts[2].endswith(".js"):
+                self.previous_of_session[parts[2][:-3]].append(rel)
 
     def _output_digest(self, rel: str, *parts: str) -> str:
         return digest_of(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
@@ -173,10 +136,8 @@ class Renderer:
 
     def page(self, rel: str, template: str, **context: Any) -> None:
         """Render a template to `rel` with links relative to that page."""
-        root = "../" * rel.count("/")
         self.stats.rendered += 1
-        html = self.env.get_template(template).render(root=root, model=self.model, **context)
-        self.writer.write(rel, html.encode("utf-8"))
+        self.writer.write(rel, self.html(rel, template, **context))
 
     def _svg(self, digest: str) -> bytes | None:
         return self.svgs.get(digest) or self.source.svg(digest)
@@ -214,25 +175,51 @@ class Renderer:
         return self.previous.get(rel) != self._output_digest(rel, *self._session_inputs(summary))
 
     def render_batch(self, batch: list[str]) -> None:
-        """Render the outputs of a batch of sessions whose inputs changed, loading only their views."""
+        """Render the outputs of a batch of sessions whose inputs changed, loading only their views.
+
+        A session's JSON and page are judged by their inputs; the pages of its transcripts are
+        judged by their own bytes, so a session whose inputs did not change keeps every file it
+        had (the manifest lists them), and one that did rewrites only the pages that differ.
+        """
         work = []
         for sid in batch:
             summary = self.model.sessions[sid]
             inputs = self._session_inputs(summary)
-            outputs = [f"data/sessions/{sid}.json", f"sessions/{sid}/index.html"]
-            # An agent known only from its spawner's result has no transcript and no page.
-            outputs += [f"sessions/{sid}/agents/{agent_id}.html" for agent_id in summary.agent_ids if agent_id != sid and agent_id not in summary.absent_agents]
             # Set only with --redact when this session's masks are not known yet: then its view and
             # every transcript of it are masked and counted, whether a page is rendered or not.
             masks = self._session_masks(sid)
-            pending = {rel for rel in outputs if not self.fresh(rel, *inputs)}
-            if pending or masks is not None:
-                work.append((self._view(sid, masks), pending, masks))
-        sources = [self._dot(view) for view, pending, _ in work if f"sessions/{view.session_id}/index.html" in pending]
+            changed = [rel for rel in (f"data/sessions/{sid}.json", f"sessions/{sid}/index.html") if not self.fresh(rel, *inputs)]
+            if not changed:
+                changed = [rel for rel in self.previous_of_session.get(sid, ()) if not self._keep(rel)]
+            if changed or masks is not None:
+                work.append((self._view(sid, masks), bool(changed), masks))
+        sources = [self._dot(view) for view, dirty, _ in work if dirty]
         if any(sources):
             prerender_svgs([source for source in sources if source], self._svg, self.svgs.__setitem__)
-        for view, pending, masks in work:
-            self.render_session(view, pending, masks)
+        for view, dirty, masks in work:
+            if dirty:
+                self.render_session(view, masks)
+            elif masks is not None:
+                for agent in view.agents:
+                    if agent.has_transcript:
+                        self.transcript(view.session_id, agent.agent_id, masks)
+
+    def _keep(self, rel: str) -> bool:
+        """Keep an unchanged session's file from the last build; False when it is gone."""
+        if not self.writer.keep(rel):
+            return False
+        self.digests[rel] = self.previous[rel]
+        return True
+
+    def put(self, rel: str, data: bytes) -> None:
+        """Write an output judged by its own bytes: a file the last build wrote with these bytes is kept."""
+        digest = digest_of(data)
+        self.digests[rel] = digest
+        self.stats.rendered += 1
+        if self.previous.get(rel) == digest and self.writer.keep(rel):
+            return
+        log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its content changed"))
+        self.writer.write(rel, data)
 
     def _view(self, sid: str, masks: Redactor | None) -> SessionView:
         """Load a session's view with the watchdog's statuses, masked with --redact."""
@@ -242,47 +229,106 @@ class Renderer:
             (masks or Redactor()).view(view)
         return view
 
-    def render_session(self, session: SessionView, pending: set[str], masks: Redactor | None) -> None:
-        """Render the pending outputs of a session; count the masks in every transcript when asked."""
+    def _context(self, session: SessionView, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],
+                 messages: list[Message], agent_href: Callable[[str], str]) -> TranscriptContext:
+        """Say how one transcript's messages link, from pages in a folder `to_session` below the session's folder."""
+        return TranscriptContext(
+            spawned=self._spawned(session),
+            agent_href=agent_href,
+            agent_labels={agent.agent_id: agent.description or agent.agent_type or agent.agent_id for agent in session.agents},
+            session_href=lambda other: f"{to_session}../{other}/index.html",
+            requests=requests,
+            turns=turns,
+            results=index_results(messages),
+            request_at=index_requests(messages),
+        )
+
+    @staticmethod
+    def _spawned(session: SessionView) -> dict[str, str]:
+        agents = session.agent_map
+        return {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id") and agents[edge["child"]].has_transcript}
+
+    def render_session(self, session: SessionView, masks: Redactor | None) -> None:
+        """Render a session's JSON, page, transcript pages, agent pages and search shard."""
         sid = session.session_id
         project = self.project_of[session.project]
-        if f"data/sessions/{sid}.json" in pending:
-            self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
+        # The JSON and the page are judged by the session's inputs (render_batch recorded their digests).
+        self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
         agents = session.agent_map
-        spawned = {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id") and agents[edge["child"]].has_transcript}
-        rel = f"sessions/{sid}/index.html"
-        if rel in pending:
-            self.page(
-                rel,
-                "session.html",
-                session=session,
-                project=project,
-                graph=self.graph(session),
-                messages=self.transcript(sid, sid, masks),
-                spawned=spawned,
-                agents=agents,
-                cumulative=step_chart(session.spend_over_time, "cumulative cost over time"),
-            )
-        elif masks is not None:
-            self.transcript(sid, sid, masks)
+        spawned = self._spawned(session)
+        requests = self.source.requests(sid)
+        excluded = session.excluded_reason is not None
+        search: list[SearchEntry] = []
+        messages = self.transcript(sid, sid, masks)
+        own = requests.get(sid, {})
+        turns = turns_of(messages, own, spawned, agents, excluded)
+        context = self._context(session, own, "../", turns, messages, lambda agent_id: f"../agents/{agent_id}.html")
+        layout = lay_out(messages, context)
+        self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
+        search += entries_of(messages, lambda index: f"sessions/{sid}/transcript/{layout.page_of(index)}.html")
+        # The chart's marks link to the turns the outline lists: every prompt, or the first of each page when there are many.
+        first_of_page: dict[int, OutlineEntry] = {}
+        for entry in layout.outline:
+            first_of_page.setdefault(entry.page, entry)
+        marked = layout.outline if len(layout.outline) <= OUTLINE_MAX else list(first_of_page.values())
+        chart_marks = [(entry.timestamp, f"transcript/{entry.page}.html#m{entry.index}", f"turn {entry.turn.number}: {entry.text}")
+                       for entry in marked if entry.timestamp and entry.turn is not None]
+        self.page(
+            f"sessions/{sid}/index.html",
+            "session.html",
+            session=session,
+            project=project,
+            graph=self.graph(session),
+            outline=layout.outline,
+            pages=len(layout.pages),
+            agents=agents,
+            cumulative=step_chart(session.spend_over_time, "cumulative cost over time", chart_marks),
+        )
         for agent in session.agents:
-            rel = f"sessions/{sid}/agents/{agent.agent_id}.html"
-            if agent.agent_id == sid or not agent.has_transcript:
-                continue
-            if rel not in pending:
-                if masks is not None:
-                    self.transcript(sid, agent.agent_id, masks)
-                continue
-            self.page(
-                rel,
-                "agent.html",
-                session=session,
-                project=project,
-                agent=agent,
-                agents=agents,
-                messages=self.transcript(sid, agent.agent_id, masks),
-                spawned=spawned,
-            )
+            if agent.agent_id != sid and agent.has_transcript:
+                search += self._agent_pages(session, project, agent, requests.get(agent.agent_id, {}), masks)
+        self.put(f"search/s/{sid}.js", shard_js(sid, search))
+
+    def _agent_pages(
+        self, session: SessionView, project: Any, agent: AgentView, requests: dict[str, RequestFigures], masks: Redactor | None,
+    ) -> list[SearchEntry]:
+        """Write an agent's page, with its transcript on it when short, else paged beside it; return its search entries."""
+        sid, aid = session.session_id, agent.agent_id
+        messages = self.transcript(sid, aid, masks)
+        turns = turns_of(messages, requests, self._spawned(session), session.agent_map, session.excluded_reason is not None)
+        if fits_inline(messages):
+            inline = lay_out(messages, self._context(session, requests, "../", turns, messages, lambda other: f"{other}.html"))
+            if len(inline.pages) == 1:
+                self._agent_page(session, project, agent, inline, paged=False)
+                return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}.html")
+        layout = lay_out(messages, self._context(session, requests, "../../", turns, messages, lambda other: f"../{other}.html"))
+        self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
+        self._agent_page(session, project, agent, layout, paged=True)
+        return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html")
+
+    def _agent_page(self, session: SessionView, project: Any, agent: AgentView, layout: Layout, paged: bool) -> None:
+        rel = f"sessions/{session.session_id}/agents/{agent.agent_id}.html"
+        self.put(rel, self.html(
+            rel, "agent.html", session=session, project=project, agent=agent, agents=session.agent_map, outline=layout.outline,
+            pages=len(layout.pages) if paged else 0, body=None if paged else Markup(layout.body(1)),
+            shard=f"../../../search/s/{session.session_id}.js",
+        ))
+
+    def _transcript_pages(self, folder: str, layout: Layout, session: SessionView, project: Any, agent: AgentView | None) -> None:
+        """Write each page of a paged transcript: its messages, where it stands, the way back."""
+        count = len(layout.pages)
+        for number in range(1, count + 1):
+            rel = f"{folder}/{number}.html"
+            self.put(rel, self.html(
+                rel, "transcript.html", session=session, project=project, agent=agent, number=number, count=count,
+                outline=[entry for entry in layout.outline if entry.page == number],
+                body=Markup(layout.body(number)), shard="../" * (rel.count("/") - 1) + f"search/s/{session.session_id}.js",
+            ))
+
+    def html(self, rel: str, template: str, **context: Any) -> bytes:
+        """Render a template for `rel` with links relative to that page."""
+        root = "../" * rel.count("/")
+        return self.env.get_template(template).render(root=root, model=self.model, **context).encode("utf-8")
 
     def _session_inputs(self, session: SessionSummary) -> tuple[str, str, str]:
         project = self.project_of[session.project]
@@ -297,7 +343,8 @@ class Renderer:
         nodes = [
             DrawNode(
                 agent_id=agent.agent_id,
-                label=_node_label(agent, session.excluded_reason is not None),
+                label=node_label(agent, session.excluded_reason is not None),
+                tooltip=node_tooltip(agent),
                 status=agent.status,
                 href="index.html" if agent.agent_id == session.session_id else f"agents/{agent.agent_id}.html" if agent.has_transcript else "#",
                 critical=agent.agent_id in on_path,
@@ -323,3 +370,4 @@ class Renderer:
             self.stats.graphviz_missing = True
             return None
         return Markup(svg.decode("utf-8"))
+

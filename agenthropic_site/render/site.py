@@ -16,6 +16,7 @@ from agenthropic_site.render.data import dump, index_json
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS, Renderer, RenderStats, digest_of, site_digest
 from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
 from agenthropic_site.render.redact import KINDS
+from agenthropic_site.render.search import sessions_js
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import static_files, theme_dirs
 from agenthropic_site.render.writer import SiteWriter
@@ -69,6 +70,17 @@ def render_site(
         renderer.page("index.html", "index.html", chart=bar_chart(model.cost_by_day, "cost per day"), search_index=search_index)
     if not renderer.fresh("report.html", site_wide):
         renderer.page("report.html", "report.html")
+    if not renderer.fresh("search/sessions.js", site_wide):
+        # Full-text search: the sessions and their shards (each session's shard is written with its pages).
+        sessions = [
+            {"id": s.session_id, "title": s.title or s.session_id, "project": s.cwd or s.project, "started": s.started_at or "",
+             "shard": f"search/s/{s.session_id}.js"}
+            for s in model.recent_sessions
+        ]
+        renderer.stats.rendered += 1
+        writer.write("search/sessions.js", sessions_js(sessions))
+    if not renderer.fresh("search.html"):
+        renderer.page("search.html", "search.html")
     return SiteRender(renderer.stats, renderer.digests, renderer.svgs, renderer.redaction_record() if redact else {})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from agenthropic_site.model.views import SessionView
+from agenthropic_site.model.views import RequestFigures, SessionView
 from agenthropic_site.parse.model import Message
 
 
@@ -27,6 +27,10 @@ class SiteSource(Protocol):
 
     def transcript(self, session_id: str, agent_id: str) -> list[Message]:
         """Return one agent's displayable transcript."""
+        ...
+
+    def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
+        """Return each agent's deduplicated requests by message id, for the figures shown on messages."""
         ...
 
     def svg(self, digest: str) -> bytes | None:

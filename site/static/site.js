@@ -1,7 +1,113 @@
 // Progressive enhancement only: every page is complete and readable without this file.
+// Text that comes from data (transcripts, search shards) is only ever set with textContent.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
+  var root = document.body.getAttribute("data-root") || "";
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // ---- Search data: script files (a <script src> loads from file://, fetch does not) ----
+
+  // The data scripts call agenthropicSearch.sessions([...]) and agenthropicSearch.shard(id, rows);
+  // the loaders below pick what arrived when the script's load event fires.
+  var arrived = { sessions: null, shards: {} };
+  var SAFE_ANCHOR = /^m\d+(-b\d+)?$/;
+
+  // A path from the site root that can only stay inside the site: no scheme, no leading slash, no . or .. segment.
+  function safePath(path) {
+    return typeof path === "string" && /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(path) && !/(^|\/)\.\.?(\/|$)/.test(path);
+  }
+
+  function loadScript(src, done) {
+    var script = document.createElement("script");
+    script.src = src;
+    script.onload = function () { script.remove(); done(true); };
+    script.onerror = function () { script.remove(); done(false); };
+    document.head.appendChild(script);
+  }
+
+  // Lower-cased once per shard: every query after the first reuses it.
+  function loadShard(src, sid, done) {
+    loadScript(src, function (ok) {
+      var rows = arrived.shards[sid];
+      delete arrived.shards[sid];
+      if (!ok || !Array.isArray(rows)) { done(null); return; }
+      var entries = [];
+      rows.forEach(function (row) {
+        if (!Array.isArray(row) || row.length !== 4 || !safePath(row[0]) || !/\.html$/.test(row[0]) || !SAFE_ANCHOR.test(row[1])) return;
+        var text = String(row[3]);
+        entries.push({ href: row[0], anchor: row[1], kind: String(row[2]), text: text, lower: text.toLowerCase() });
+      });
+      done(entries);
+    });
+  }
+
+  function loadSessions(src, done) {
+    loadScript(src, function (ok) {
+      var list = arrived.sessions;
+      arrived.sessions = null;
+      done(ok && Array.isArray(list) ? list.filter(function (s) { return s && safePath(s.shard); }) : null);
+    });
+  }
+
+  function words(query) {
+    return query.toLowerCase().split(/\s+/).filter(function (w) { return w !== ""; });
+  }
+
+  function matchesAll(entry, terms) {
+    for (var i = 0; i < terms.length; i++) if (entry.lower.indexOf(terms[i]) === -1) return false;
+    return terms.length > 0;
+  }
+
+  // A piece of `text` around the first term, whitespace folded, every term marked with <mark>.
+  function snippet(text, terms) {
+    var lower = text.toLowerCase();
+    var at = lower.indexOf(terms[0]);
+    var start = Math.max(0, at - 60), end = Math.min(text.length, Math.max(at, 0) + terms[0].length + 140);
+    var piece = text.slice(start, end), pieceLower = lower.slice(start, end);
+    var out = el("span", "snippet");
+    if (start > 0) out.appendChild(document.createTextNode("…"));
+    var pos = 0;
+    while (pos < piece.length) {
+      var best = -1, length = 0;
+      terms.forEach(function (term) {
+        var found = pieceLower.indexOf(term, pos);
+        if (found !== -1 && (best === -1 || found < best || (found === best && term.length > length))) { best = found; length = term.length; }
+      });
+      if (best === -1) { out.appendChild(document.createTextNode(fold(piece.slice(pos)))); break; }
+      if (best > pos) out.appendChild(document.createTextNode(fold(piece.slice(pos, best))));
+      out.appendChild(el("mark", "", piece.slice(best, best + length)));
+      pos = best + length;
+    }
+    if (end < text.length) out.appendChild(document.createTextNode("…"));
+    return out;
+  }
+
+  function fold(text) { return text.replace(/\s+/g, " "); }
+
+  // Where a shard's page is, in words: "page 4", "agent a1b2, page 2", "agent a1b2".
+  function placeOf(href) {
+    var parts = href.split("/");
+    var name = parts[parts.length - 1].replace(/\.html$/, "");
+    if (parts[2] === "transcript") return "page " + name;
+    if (parts[2] === "agents") return parts.length > 4 ? "agent " + parts[3] + ", page " + name : "agent " + name;
+    return name === "index" ? "session page" : href;
+  }
+
+  window.agenthropicSearch = {
+    sessions: function (list) { arrived.sessions = list; },
+    shard: function (sid, rows) { arrived.shards[String(sid)] = rows; },
+    // For search.js, which the search page loads after this file.
+    root: root, el: el, loadShard: loadShard, loadSessions: loadSessions, words: words, matchesAll: matchesAll, snippet: snippet, placeOf: placeOf,
+  };
+
+  // ---- Sortable tables ----
 
   function cellValue(row, index) {
     var cell = row.cells[index];
@@ -36,6 +142,8 @@
     });
   });
 
+  // ---- The index's quick filter ----
+
   var search = document.getElementById("search");
   var table = document.getElementById("sessions");
   var indexBlock = document.getElementById("search-index");
@@ -56,4 +164,244 @@
       });
     });
   }
+
+  // ---- Transcript pages ----
+
+  function openAround(node, stop) {
+    for (var at = node; at && at !== stop; at = at.parentNode) if (at.tagName === "DETAILS") at.open = true;
+  }
+
+  // A link to #m12 or #m12-b3 opens the <details> it points into; an id this page lacks falls back to its message.
+  function showTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    if (!SAFE_ANCHOR.test(id)) return;
+    var target = document.getElementById(id) || document.getElementById(id.replace(/-b\d+$/, ""));
+    if (!target) return;
+    openAround(target, document.body);
+    target.scrollIntoView({ block: "start" });
+  }
+
+  var transcript = document.querySelector("ol.transcript");
+  var tools = document.getElementById("transcript-tools");
+  if (transcript && tools) buildTools(transcript, tools);
+
+  function visible(node) { return node.getClientRects().length > 0; }
+
+  function buildTools(list, bar) {
+    var messages = Array.prototype.slice.call(list.querySelectorAll(":scope > li.msg"));
+
+    function button(label, title, action) {
+      var b = el("button", "", label);
+      b.type = "button";
+      if (title) b.title = title;
+      b.addEventListener("click", action);
+      bar.appendChild(b);
+      return b;
+    }
+
+    function setAll(open) { list.querySelectorAll("details").forEach(function (d) { d.open = open; }); }
+    button("Expand all", "Open every tool call, result and thinking block on this page", function () { setAll(true); });
+    button("Collapse all", "", function () { setAll(false); });
+
+    // Relative to the viewport, below the bar when it sticks to the top: the first prompt below, or the last one above.
+    function jumpPrompt(step) {
+      var edge = getComputedStyle(bar).position === "sticky" ? bar.offsetHeight : 0;
+      var prompts = messages.filter(function (m) { return m.classList.contains("prompt") && visible(m); });
+      var pick = null;
+      prompts.forEach(function (m) {
+        var top = m.getBoundingClientRect().top - edge;
+        if (step > 0 && top > 4 && pick === null) pick = m;
+        if (step < 0 && top < -4) pick = m;
+      });
+      if (pick) window.scrollBy(0, pick.getBoundingClientRect().top - edge);
+    }
+    button("Previous prompt", "Previous prompt ( [ )", function () { jumpPrompt(-1); });
+    button("Next prompt", "Next prompt ( ] )", function () { jumpPrompt(1); });
+    document.addEventListener("keydown", function (event) {
+      var t = event.target;
+      if (event.ctrlKey || event.metaKey || event.altKey || (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)))) return;
+      if (event.key === "[") jumpPrompt(-1);
+      else if (event.key === "]") jumpPrompt(1);
+    });
+
+    // The filter only sets a class on the list: CSS hides the messages lacking the data-has token.
+    var filterLabel = el("label", "filter");
+    filterLabel.appendChild(document.createTextNode("Show "));
+    var filter = el("select");
+    filter.id = "transcript-filter";
+    [["", "All"], ["prompt", "Prompts only"], ["tool", "Tools"], ["error", "Errors"], ["thinking", "Thinking"]].forEach(function (pair) {
+      var option = el("option", "", pair[1]);
+      option.value = pair[0];
+      filter.appendChild(option);
+    });
+    filter.addEventListener("change", function () {
+      ["prompt", "tool", "error", "thinking"].forEach(function (token) { list.classList.toggle("only-" + token, filter.value === token); });
+    });
+    filterLabel.appendChild(filter);
+    bar.appendChild(filterLabel);
+
+    buildFind(list, bar, messages);
+  }
+
+  function buildFind(list, bar, messages) {
+    var box = el("span", "find");
+    var input = el("input");
+    input.type = "search";
+    input.id = "transcript-find";
+    input.placeholder = "Find in this session";
+    input.setAttribute("aria-label", "Find in this session (Enter for the next match)");
+    var status = el("span", "find-status");
+    status.setAttribute("role", "status");
+    box.appendChild(input);
+    box.appendChild(status);
+    bar.appendChild(box);
+    // After the bar, not in it: the bar sticks to the top and this list can be long.
+    var elsewhere = el("ul", "find-elsewhere");
+    bar.parentNode.insertBefore(elsewhere, bar.nextSibling);
+
+    var shardSrc = bar.getAttribute("data-search"), sid = bar.getAttribute("data-session") || "";
+    var shard, shardWaiting = [];
+    function withShard(done) {
+      if (shard !== undefined) { done(shard); return; }
+      shardWaiting.push(done);
+      if (shardWaiting.length > 1) return;
+      if (!shardSrc) { shard = null; shardWaiting.forEach(function (f) { f(null); }); return; }
+      loadShard(shardSrc, sid, function (entries) {
+        shard = entries;
+        var waiting = shardWaiting;
+        shardWaiting = [];
+        waiting.forEach(function (f) { f(entries); });
+      });
+    }
+
+    var last = { query: null, index: -1 };
+    var highlights = window.CSS && CSS.highlights && window.Highlight ? CSS.highlights : null;
+
+    function mark(message, needle) {
+      messages.forEach(function (m) { m.classList.remove("find-current"); });
+      message.classList.add("find-current");
+      var walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT), node, nodes = [], text = "";
+      while ((node = walker.nextNode())) { nodes.push([node, text.length]); text += node.data; }
+      var at = text.toLowerCase().indexOf(needle);
+      var target = message;
+      if (at !== -1) {
+        var start = locate(nodes, at, false), end = locate(nodes, at + needle.length, true);
+        openAround(start[0].parentNode, list);
+        openAround(end[0].parentNode, list);
+        target = start[0].parentNode;
+        if (highlights) {
+          var range = document.createRange();
+          range.setStart(start[0], start[1]);
+          range.setEnd(end[0], end[1]);
+          highlights.set("find", new Highlight(range));
+        }
+      }
+      target.scrollIntoView({ block: "center" });
+    }
+
+    // The text node and offset of character `at` of the joined text nodes: where a match starts, or (isEnd) ends.
+    function locate(nodes, at, isEnd) {
+      for (var i = nodes.length - 1; i > 0; i--) if (isEnd ? nodes[i][1] < at : nodes[i][1] <= at && nodes[i][0].data.length > 0) break;
+      // Clamped: lower-casing can lengthen a few characters (İ), shifting offsets past a node's end.
+      return [nodes[i][0], Math.min(at - nodes[i][1], nodes[i][0].data.length)];
+    }
+
+    function find() {
+      var needle = input.value.trim().toLowerCase();
+      if (!needle) {
+        status.textContent = "";
+        elsewhere.textContent = "";
+        last.query = null;
+        messages.forEach(function (m) { m.classList.remove("find-current"); });
+        if (highlights) highlights.delete("find");
+        return;
+      }
+      var hits = messages.filter(function (m) { return visible(m) && m.textContent.toLowerCase().indexOf(needle) !== -1; });
+      if (needle !== last.query) {
+        last.query = needle;
+        // Start at the first match from the top of the viewport down.
+        var next = hits.findIndex(function (m) { return m.getBoundingClientRect().bottom > 0; });
+        last.index = next === -1 ? 0 : next;
+        listElsewhere(needle);
+      } else {
+        last.index = hits.length ? (last.index + 1) % hits.length : -1;
+      }
+      if (!hits.length) { status.textContent = "0 on this page"; return; }
+      status.textContent = (last.index + 1) + " of " + hits.length + " on this page";
+      mark(hits[last.index], needle);
+    }
+
+    function listElsewhere(needle) {
+      elsewhere.textContent = "";
+      withShard(function (entries) {
+        if (needle !== last.query) return;
+        elsewhere.textContent = "";
+        if (entries === null) { elsewhere.appendChild(el("li", "note", "Matches on the other pages of this session could not be loaded.")); return; }
+        var here = location.pathname, pages = {}, order = [];
+        entries.forEach(function (entry) {
+          if (entry.lower.indexOf(needle) === -1) return;
+          var url = root + entry.href;
+          if (new URL(url, location.href).pathname === here) return;
+          if (!pages[entry.href]) { pages[entry.href] = { first: entry, count: 0 }; order.push(entry.href); }
+          pages[entry.href].count += 1;
+        });
+        order.forEach(function (href) {
+          var page = pages[href], item = el("li"), link = el("a", "", placeOf(href));
+          link.href = root + href + "#" + page.first.anchor;
+          item.appendChild(link);
+          item.appendChild(document.createTextNode(page.count > 1 ? " (" + page.count + "): " : ": "));
+          item.appendChild(snippet(page.first.text, [needle]));
+          elsewhere.appendChild(item);
+        });
+      });
+    }
+
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") { event.preventDefault(); find(); }
+    });
+    input.addEventListener("input", function () { if (!input.value.trim()) find(); });
+  }
+
+  // ---- Live reload keeps your place: scroll and open <details>, per page, for this tab only ----
+
+  var placeKey = "agenthropic:place:" + location.pathname;
+  // A details without an id of its own (a long text's rest, an output inside a call) is named by
+  // the nearest element with an id and its position among that element's details.
+  function detailsKey(d) {
+    if (d.id) return d.id;
+    var owner = d.parentElement ? d.parentElement.closest("[id]") : null;
+    if (!owner) return "";
+    return owner.id + "/" + Array.prototype.indexOf.call(owner.querySelectorAll("details"), d);
+  }
+  function detailsByKey(key) {
+    var slash = key.lastIndexOf("/");
+    if (slash < 0) return document.getElementById(key);
+    var owner = document.getElementById(key.slice(0, slash));
+    return owner ? owner.querySelectorAll("details")[Number(key.slice(slash + 1))] || null : null;
+  }
+  window.addEventListener("pagehide", function () {
+    var open = [];
+    document.querySelectorAll("details[open]").forEach(function (d) { var key = detailsKey(d); if (key) open.push(key); });
+    try { sessionStorage.setItem(placeKey, JSON.stringify({ x: window.scrollX, y: window.scrollY, open: open })); } catch (error) { /* storage off or full */ }
+  });
+
+  var navigation = window.performance && performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+  var place = null;
+  if (navigation && navigation.type === "reload") {
+    try { place = JSON.parse(sessionStorage.getItem(placeKey) || "null"); } catch (error) { place = null; }
+  }
+  if (place && Array.isArray(place.open)) {
+    // In document order: a details opens before the ones inside it.
+    place.open.forEach(function (key) {
+      var d = detailsByKey(String(key));
+      if (d && d.tagName === "DETAILS") d.open = true;
+    });
+    var restore = function () { window.scrollTo(Number(place.x) || 0, Number(place.y) || 0); };
+    restore();
+    // Again once the page has loaded: the browser's own restoring may run in between.
+    if (document.readyState === "complete") restore(); else window.addEventListener("load", restore);
+  } else if (location.hash) {
+    showTarget();
+  }
+  window.addEventListener("hashchange", showTarget);
 })();

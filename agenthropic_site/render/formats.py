@@ -1,0 +1,68 @@
+"""How pages write figures and times: dollars, counts, instants, durations, Markdown."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from markupsafe import Markup
+
+from agenthropic_site.render.markdown import render_markdown
+
+PREVIEW_CHARS = 2_000  # characters of a long text shown before "show all"
+
+
+def usd(amount: Decimal | None) -> str:
+    """Format a cost for people: dollars and cents, or a dash when unknown."""
+    if amount is None:
+        return "—"
+    cents = amount.quantize(Decimal("0.01"))
+    if cents == 0:
+        cents = abs(cents)  # never "-0.00"
+    return f"−${-cents:,}" if cents < 0 else f"${cents:,}"
+
+
+def signed_usd(amount: Decimal | None) -> str:
+    """Format a change in cost with its sign: `+$0.04`, `−$0.12`."""
+    text = usd(amount)
+    return text if text.startswith(("−", "—")) else "+" + text
+
+
+def thousands(value: int | None) -> str:
+    """Format a count with thousands separators."""
+    return "—" if value is None else f"{value:,}"
+
+
+def short_time(instant: str | None) -> str:
+    """Show an ISO instant as `YYYY-MM-DD HH:MM` (UTC)."""
+    return "—" if not instant else f"{instant[:10]} {instant[11:16]}"
+
+
+def duration(start: str | None, end: str | None) -> str:
+    """Show the time between two ISO instants as `1h 02m` or `3m 05s`."""
+    if not start or not end:
+        return "—"
+    seconds = int((datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds())
+    hours, rest = divmod(max(seconds, 0), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+
+
+def markdown(text: str) -> Markup:
+    """Render Markdown to HTML that is safe to insert (raw HTML disabled)."""
+    return Markup(render_markdown(text))
+
+
+def fine_usd(amount: Decimal | None) -> str:
+    """Format a cost with three significant digits under a dollar (`$0.0123`), else dollars and cents."""
+    if amount is None:
+        return "—"
+    sign, size = ("−", -amount) if amount < 0 else ("", amount)
+    if size == 0:
+        return "$0.00"
+    # A request costs fractions of a cent: cents alone would show most of them as $0.00.
+    places = 2 if size >= 1 else min(max(2, 2 - size.adjusted()), 12)
+    shown = size.quantize(Decimal(1).scaleb(-places))
+    if shown >= 1:  # $0.9996 rounds up to a dollar: show it as one
+        shown = size.quantize(Decimal("0.01"))
+    return f"{sign}${shown:,}"

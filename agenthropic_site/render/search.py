@@ -1,0 +1,99 @@
+"""Full-text search data: per-session shards and a session list, as script files a static page can load from file://."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agenthropic_site.parse.model import Message
+
+KINDS = ("prompt", "answer", "tool-input", "tool-output", "thinking")
+
+# The payload is JSON inside a script: these characters would let text end the script element or
+# the call, or end a line in older JavaScript parsers, so they are written as \u escapes.
+_SCRIPT_UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+@dataclass(frozen=True)
+class SearchEntry:
+    """One searchable piece of a transcript: where it is shown, what kind it is, and its plain text."""
+
+    href: str  # page path from the site root, e.g. sessions/<sid>/transcript/2.html
+    anchor: str  # element id on that page: m12, or m12-b0 for a block shown in its own <details>
+    kind: str  # one of KINDS
+    text: str
+
+
+def entries_of(messages: list[Message], href_of: Callable[[int], str]) -> list[SearchEntry]:
+    """Return the searchable blocks of a transcript in order; `href_of(index)` is the page of message `index`."""
+    calls = {block.tool_use_id: (index, number)
+             for index, message in enumerate(messages) for number, block in enumerate(message.blocks)
+             if block.kind == "tool_use" and block.tool_use_id}
+    entries = []
+    for index, message in enumerate(messages):
+        if message.is_meta or message.role not in ("user", "assistant"):
+            continue  # injected context and system lines are not what anyone said
+        for number, block in enumerate(message.blocks):
+            kind = _kind(message.role, block.kind)
+            text = _input_text(block.text) if kind == "tool-input" else block.text
+            if kind is None or not text.strip():
+                continue
+            at, anchor = index, f"m{index}"
+            if block.kind in ("tool_use", "thinking"):
+                anchor = f"m{index}-b{number}"
+            elif block.kind == "tool_result" and block.tool_use_id in calls:
+                # A result is shown inside its call's card, which may sit on another message (or page).
+                at, call_block = calls[block.tool_use_id]
+                anchor = f"m{at}-b{call_block}"
+            entries.append(SearchEntry(href_of(at), anchor, kind, text))
+    return entries
+
+
+def _kind(role: str, block_kind: str) -> str | None:
+    """Return the search kind of a block of a user or assistant message, or None when it is not searched."""
+    if block_kind == "text":
+        return "prompt" if role == "user" else "answer"
+    return {"tool_use": "tool-input", "tool_result": "tool-output", "thinking": "thinking"}.get(block_kind)
+
+
+def _input_text(text: str) -> str:
+    """Return a tool input's values one per line (its JSON escapes undone), or the text itself when it is not JSON."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text  # an input cut before it was stored
+    return "\n".join(_scalars(value))
+
+
+def _scalars(value: Any) -> Iterator[str]:
+    """Yield the scalar values of a JSON value, depth first, in document order."""
+    stack = [value]
+    while stack:  # a loop, not recursion: inputs can nest deeply
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, str):
+            yield item
+        elif item is not None:
+            yield orjson.dumps(item).decode()
+
+
+def shard_js(session_id: str, entries: list[SearchEntry]) -> bytes:
+    """Return the script that hands one session's entries to the search page: agenthropicSearch.shard(id, rows)."""
+    rows = [[entry.href, entry.anchor, entry.kind, entry.text] for entry in entries]
+    return b"agenthropicSearch.shard(" + _json(session_id) + b", " + _json(rows) + b");\n"
+
+
+def sessions_js(entries: list[dict[str, str]]) -> bytes:
+    """Return the script that lists every session and its shard: agenthropicSearch.sessions([...])."""
+    return b"agenthropicSearch.sessions(" + _json(entries) + b");\n"
+
+
+def _json(value: Any) -> bytes:
+    """Encode JSON (keys in the order given) that no text inside can end: no <, >, &, U+2028 or U+2029 left raw."""
+    return orjson.dumps(value).decode().translate(_SCRIPT_UNSAFE).encode()
