@@ -63,3 +63,49 @@ def test_the_outline_lands_on_its_prompts_and_an_append_rewrites_one_transcript_
     assert session_files == [f"sessions/{SESSION}/index.html", f"sessions/{SESSION}/transcript/{pages[-1].stem}.html"]
     assert f"search/s/{SESSION}.js" in rewritten
     assert not [rel for rel in rewritten if rel.startswith("sessions/") and not rel.startswith(f"sessions/{SESSION}/")]
+
+
+def test_a_turn_costs_its_own_requests_once_and_the_subtree_of_every_agent_it_spawned() -> None:
+    from decimal import Decimal
+
+    from agenthropic_site.model.views import AgentView, RequestFigures
+    from agenthropic_site.parse.model import Block, Message, Tokens
+    from agenthropic_site.render.reader import turns_of
+
+    def reply(message_id: str, *blocks: Block) -> Message:
+        return Message(role="assistant", uuid=None, timestamp=None, blocks=blocks or (Block("text", "ok"),), message_id=message_id)
+
+    def prompt(text: str) -> Message:
+        return Message(role="user", uuid=None, timestamp=None, blocks=(Block("text", text),))
+
+    messages = [
+        prompt("first"),
+        reply("msg_a", Block("tool_use", "{}", name="Bash", tool_use_id="toolu_0")),
+        Message(role="user", uuid=None, timestamp=None, blocks=(Block("tool_result", "done", tool_use_id="toolu_0"),)),
+        reply("msg_a"),  # the same request, written after its tool result: counted once
+        reply("msg_b", Block("tool_use", "{}", name="Task", tool_use_id="toolu_1")),
+        prompt("second"),
+        reply("msg_copy"),  # a replayed copy counted in another session: not this turn's
+        reply("msg_d"),
+    ]
+    requests = {
+        "msg_a": RequestFigures(Tokens(input=10), Decimal("0.10")),
+        "msg_b": RequestFigures(Tokens(output=20), Decimal("0.20")),
+        "msg_copy": RequestFigures(Tokens(input=1000), Decimal("9"), counted_in="other"),
+        "msg_d": RequestFigures(Tokens(output=5), Decimal("0.05")),
+    }
+    child = AgentView("agent-1", "main", "subagent", None, None, None, "completed", None, None, "toolu_1", None, None,
+                      subtree_tokens=Tokens(input=100), subtree_cost=Decimal("1.00"))
+    turns = turns_of(messages, requests, {"toolu_1": "agent-1"}, {"agent-1": child}, excluded=False)
+    assert sorted(turns) == [0, 5]
+    assert (turns[0].number, turns[0].tokens, turns[0].cost) == (1, Tokens(input=110, output=20), Decimal("1.30"))
+    assert (turns[5].number, turns[5].tokens, turns[5].cost) == (2, Tokens(output=5), Decimal("0.05"))
+    unknown = turns_of(messages, requests, {"toolu_1": "agent-1"}, {"agent-1": child}, excluded=True)
+    assert unknown[0].cost is None and unknown[0].tokens == turns[0].tokens
+
+
+def test_the_cumulative_cost_chart_links_to_the_turns(demo_site: Path) -> None:
+    page = (demo_site / "sessions" / SESSION / "index.html").read_text()
+    chart = page[page.index("<h2>Cumulative cost</h2>") :]
+    marks = re.findall(r'<a class="mark" href="(transcript/\d+\.html#m\d+)"', chart[: chart.index("</svg>")])
+    assert marks and set(marks) <= set(f"{page}#{anchor}" for page, anchor in ANCHOR.findall(page))
