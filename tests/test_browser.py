@@ -322,3 +322,20 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+
+
+def test_demo_transcripts_read_like_what_happened(demo_site: Path, context) -> None:
+    """Tool-call headers show their gist, an Edit shows removed and added lines, a result sits in its call's card."""
+    pages = sorted(demo_site.glob("sessions/*/transcript/*.html")) + sorted(demo_site.glob("sessions/*/agents/*.html"))
+    with_edit = next(path for path in pages if 'data-tool="Edit"' in path.read_text())
+    opened = Opened(context, with_edit)
+    page = opened.page
+    gists = page.evaluate("""() => [...document.querySelectorAll('details.call')]
+        .filter(d => ['Bash', 'Read', 'Edit', 'Grep', 'Glob'].includes(d.dataset.tool))
+        .map(d => (d.querySelector('summary .gist') || {textContent: ''}).textContent.trim())""")
+    assert gists and all(gists)
+    edit = page.locator("details.call[data-tool=Edit]").first
+    edit.locator("summary").first.click()
+    assert edit.locator("del.diff-del").first.is_visible() and edit.locator("ins.diff-add").first.is_visible()
+    assert page.locator("details.call div.result").count() >= 1
+    assert opened.problems == []
