@@ -20,6 +20,10 @@ SAFE_HREF_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._/-]{0,300}$")
 # Characters that are not allowed in XML (controls, surrogates, U+FFFE/U+FFFF) or that reorder the
 # text around them (bidirectional overrides and isolates): shown as U+FFFD instead.
 _UNSHOWABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
+# DOT ids that need no quotes, and the words that do (as the graphviz package's quoting has them).
+_DOT_ID_RE = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?))$")
+_DOT_KEYWORDS = frozenset({"strict", "graph", "digraph", "node", "edge", "subgraph"})
+_UNESCAPED_QUOTE_RE = re.compile(r'(?<!\\)(?P<backslashes>(?:\\\\)*)"')
 STATUS_COLOURS = {"completed": "#2e7d32", "error": "#c62828", "working": "#1565c0", "waiting": "#6a1b9a", "unknown": "#757575"}
 
 
@@ -50,34 +54,54 @@ def dot_text(text: str) -> str:
     # `&` first: Graphviz decodes entities in labels and tooltips, and `&#1;` would put a control
     # character into the SVG; `&amp;` it keeps as is, which the browser shows as `&`.
     text = _UNSHOWABLE_RE.sub("\ufffd", text.replace("\r\n", "\n").replace("&", "&amp;"))
-    # graphviz.escape doubles backslashes (no `\N`, `\l` or line continuation) and marks the text as
-    # not HTML-like; lines are joined with DOT's own `\n` after escaping, so it stays a line break.
-    return graphviz.nohtml("\\n".join(graphviz.escape(line) for line in text.split("\n")))
+    # Backslashes doubled (no `\N`, `\l` or line continuation), as graphviz.escape does; lines are
+    # joined with DOT's own `\n` after that, so it stays a line break. Quoted by _quote, never read as
+    # an HTML-like label (those are written <...> without quotes).
+    return "\\n".join(line.replace("\\", "\\\\") for line in text.split("\n"))
+
+
+def _quote(value: str) -> str:
+    """Write a DOT value as the graphviz package does: bare when it is a plain id or number, else in quotes."""
+    if _DOT_ID_RE.match(value) and value.lower() not in _DOT_KEYWORDS:
+        return value
+    return '"' + _UNESCAPED_QUOTE_RE.sub(lambda found: found["backslashes"] + '\\"', value) + '"'
+
+
+def _attributes(first: dict[str, str], rest: dict[str, str]) -> str:
+    return " ".join(f"{key}={_quote(value)}" for key, value in [*first.items(), *sorted(rest.items())])
 
 
 def dot_source(nodes: list[DrawNode], edges: list[DrawEdge]) -> str:
-    """Return the DOT text for an agent tree; every data label is escaped for Graphviz."""
-    graph = graphviz.Digraph("agents", graph_attr={"rankdir": "LR", "bgcolor": "transparent", "fontname": "Helvetica"})
-    graph.attr("node", shape="box", style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize="10")
-    graph.attr("edge", color="#607d8b")
+    """Return the DOT text for an agent tree; every data label is escaped for Graphviz.
+
+    Written here rather than through graphviz.Digraph, in the very form that class writes: its
+    per-call argument checks took a tenth of a small site's build.
+    """
+    lines = [
+        "digraph agents {",
+        "\tgraph [" + _attributes({}, {"rankdir": "LR", "bgcolor": "transparent", "fontname": "Helvetica"}) + "]",
+        "\tnode [" + _attributes({}, {"shape": "box", "style": "rounded,filled", "fillcolor": "#ffffff", "fontname": "Helvetica",
+                                       "fontsize": "10"}) + "]",
+        "\tedge [" + _attributes({}, {"color": "#607d8b"}) + "]",
+    ]
     ids = {node.agent_id: f"n{index}" for index, node in enumerate(nodes)}
     for node in nodes:
-        graph.node(
-            ids[node.agent_id],
-            label=dot_text(node.label),
-            color=STATUS_COLOURS.get(node.status, "#757575"),
-            penwidth="4" if node.critical else "1.5",
-            URL=node.href if SAFE_HREF_RE.match(node.href) and ".." not in node.href else "#",
-            tooltip=dot_text(node.tooltip or node.label),
-        )
+        attributes = _attributes({"label": dot_text(node.label)}, {
+            "color": STATUS_COLOURS.get(node.status, "#757575"),
+            "penwidth": "4" if node.critical else "1.5",
+            "URL": node.href if SAFE_HREF_RE.match(node.href) and ".." not in node.href else "#",
+            "tooltip": dot_text(node.tooltip or node.label),
+        })
+        lines.append(f"\t{ids[node.agent_id]} [{attributes}]")
     for edge in edges:
         if edge.parent in ids and edge.child in ids:
             # No edge label: the evidence is said in plain words in the child's tooltip and page.
-            graph.edge(
-                ids[edge.parent], ids[edge.child], style="dashed" if edge.source in INFERRED_SOURCES else "solid",
-                penwidth="3" if edge.critical else "1", color="#b4541e" if edge.critical else "#607d8b",
-            )
-    return graph.source
+            attributes = _attributes({}, {
+                "style": "dashed" if edge.source in INFERRED_SOURCES else "solid",
+                "penwidth": "3" if edge.critical else "1", "color": "#b4541e" if edge.critical else "#607d8b",
+            })
+            lines.append(f"\t{ids[edge.parent]} -> {ids[edge.child]} [{attributes}]")
+    return "\n".join(lines) + "\n}\n"
 
 
 def dot_digest(source: str) -> str:
