@@ -87,7 +87,7 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def site_text(site: Path) -> dict[str, str]:
-    return {rel: data.decode() for rel, data in tree_bytes(site).items() if rel.endswith((".html", ".json"))}
+    return {rel: data.decode() for rel, data in tree_bytes(site).items() if rel.endswith((".html", ".json", ".js"))}
 
 
 def page_text(site: Path, session: str) -> str:
