@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import stat
+import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime, timedelta, UTC
+from datetime import datetime, timedelta, tzinfo, UTC
+from functools import cache
 from pathlib import Path
 from collections.abc import Mapping
 
@@ -14,6 +16,7 @@ from agenthropic_site.errors import UserError
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 4
 DEFAULT_WATCHDOG_MINUTES = 10
+DEFAULT_TZ = "UTC"  # not the machine's zone: the same corpus builds the same site anywhere
 
 
 class ConfigError(UserError):
@@ -38,6 +41,7 @@ class BuildConfig:
     wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
     live_clock: bool = False  # watch mode without --now/SOURCE_DATE_EPOCH: each pass reads the wall clock
     jobs: int = 1  # processes that parse and render sessions when many changed (workers.py)
+    tz: str = DEFAULT_TZ  # IANA zone the usage windows are cut in and pages show times in
 
 
 def default_jobs() -> int:
@@ -90,6 +94,26 @@ def resolve_now(now_arg: str | None, env: Mapping[str, str]) -> datetime:
         except (ValueError, OverflowError, OSError) as exc:
             raise ConfigError(f"SOURCE_DATE_EPOCH is not a whole number of seconds: {epoch!r}") from exc
     return datetime.now(tz=UTC)
+
+
+def check_zone(name: str) -> str:
+    """Return an IANA time zone name if this machine's zone database has it; raise ConfigError otherwise."""
+    # `localtime` names whatever zone the machine is set to: a site built with it would differ by machine.
+    if name != DEFAULT_TZ and (name == "localtime" or name not in _zone_names()):
+        raise ConfigError(f"--tz {name!r} is not an IANA time zone name (such as UTC, Europe/Paris or Asia/Kolkata)")
+    return name
+
+
+@cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def zone_of(name: str) -> tzinfo:
+    """Return the zone of a checked name (UTC needs no zone database)."""
+    if name == DEFAULT_TZ:
+        return UTC
+    return zoneinfo.ZoneInfo(name)
 
 
 def stale_cutoff(now: datetime, watchdog_minutes: int) -> str:

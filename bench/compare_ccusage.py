@@ -18,7 +18,10 @@ For each corpus the script
    synthetic corpora, see docs/cost.md); checks that this reproduces both tools' per-session
    figures; and splits every per-session difference into the rules that cause it, in dollars and
    in tokens;
-6. compares the global token totals of both tools, category by category.
+6. compares the global token totals of both tools, category by category;
+7. compares the 5-hour blocks of `ccusage claude blocks --json` with our data/usage.json (built in
+   UTC): boundaries and tokens, explaining each boundary difference by rule (the requests each tool
+   counts, or the instant a block ends, measured with a probe corpus).
 
 Exit code: 0 when every difference, per session and in the global token totals, is explained
 by a rule below; 1 when the re-derivation does not reproduce a tool's figures or a difference
@@ -45,7 +48,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
@@ -1100,6 +1103,7 @@ class Comparison:
     rule_tokens: dict[str, Quad]
     rule_sessions: dict[str, set[str]]
     rule_requests: dict[str, int]
+    blocks: BlockComparison | None = None
 
     @property
     def token_diff(self) -> Quad:
@@ -1121,6 +1125,8 @@ class Comparison:
         if "other" in self.rule_totals or "other" in self.rule_tokens:
             found.append("a difference falls under no documented rule ('other')")
         found += [f"session row {row.key}: difference not explained by a rule" for row in self.rows if row.unexplained]
+        if self.blocks is not None:
+            found += [f"blocks: {check}" for check in self.blocks.checks]
         return found
 
 
@@ -1135,7 +1141,7 @@ def _pricing_rule(model: str, tokens: dict[str, int], speed: str | None, at: str
     return "rate-table"
 
 
-def compare(corpus: Path, ccusage_version: str, command: list[str], keep: bool) -> Comparison:
+def compare(corpus: Path, ccusage_version: str, command: list[str], keep: bool, end_inclusive: bool = True) -> Comparison:
     tmp = Path(tempfile.mkdtemp(prefix="compare-ccusage-"))
     try:
         root = tmp / "projects"
@@ -1178,9 +1184,11 @@ def compare(corpus: Path, ccusage_version: str, command: list[str], keep: bool) 
                 rule_tokens[rule] = plus(rule_tokens[rule], row.token_effects.get(rule, ZERO4))
                 rule_sessions[rule].add(row.key)
                 rule_requests[rule] += row.requests[rule]
+        blocks = compare_blocks(run_ccusage(tmp, blocks_command(command)), json.loads((out / "data" / "usage.json").read_bytes()),
+                                [row.at for row in rows if row.owned], [entry.timestamp for entry in kept], end_inclusive)
         return Comparison(str(corpus), ccusage_version, command, built.returncode, table, our_total, cc_total,
                           index["totals"]["tokens"], cc_four(totals), checks, dict(rule_totals), dict(rule_tokens),
-                          dict(rule_sessions), dict(rule_requests))
+                          dict(rule_sessions), dict(rule_requests), blocks)
     finally:
         if keep:
             print(f"  kept {tmp}")
@@ -1466,6 +1474,11 @@ def print_summary(results: list[Comparison]) -> None:
         verdict = "every difference explained by a rule" if not result.problems() else "NOT EXPLAINED: " + "; ".join(result.problems())
         print(f"  {result.corpus}: tokens in/out/read/write ours {quad_text(ours)}, ccusage {quad_text(theirs)} ({tokens}); "
               f"${usd(result.our_total)} vs ${usd(result.cc_total)}; {verdict}")
+        if result.blocks is not None:
+            b = result.blocks
+            print(f"    5-hour blocks: ours {len(b.ours)}, ccusage {len(b.theirs)}, {b.same} with the same start and end "
+                  f"({b.same_tokens} of them with the same tokens); boundary differences by rule: "
+                  + (", ".join(f"{rule} {count}" for rule, count in sorted(b.explained.items())) or "none"))
 
 
 def _signed(amount: Decimal, places: int = 4) -> str:
@@ -1513,8 +1526,141 @@ def as_json(result: Comparison) -> dict[str, Any]:
             for r in result.rows
         ],
         "checks": result.checks,
+        "blocks": None if result.blocks is None else {
+            "ours": len(result.blocks.ours), "ccusage": len(result.blocks.theirs), "same_bounds": result.blocks.same,
+            "same_tokens": result.blocks.same_tokens, "only_ours": result.blocks.only_ours, "only_ccusage": result.blocks.only_theirs,
+            "explained": result.blocks.explained,
+        },
         "problems": result.problems(),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# 5-hour blocks: `ccusage claude blocks` against our data/usage.json (docs/cost.md, "Usage windows")
+
+BLOCK = timedelta(hours=5)
+BLOCK_RULES = {
+    "counted-requests": (
+        "the two tools count different requests, or the same request at another time (the session rules "
+        "above: sidechain replays at the replay's time, copies under a replaced message id, lines one tool skips)"
+    ),
+    "block-end-instant": "a request at exactly the block's start + 5 h: ccusage keeps it in that block, we start the next one",
+}
+
+
+def utc_instant(text: str | None) -> datetime | None:
+    """Parse an ISO instant to aware UTC (None when there is none)."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def cut_blocks(times: Iterable[datetime | None], end_inclusive: bool) -> list[datetime]:
+    """Return the block starts of request times: the first request's UTC hour, 5 h long, a new block after a gap over 5 h
+    or at the end (past it with `end_inclusive`, ccusage's `>`)."""
+    starts: list[datetime] = []
+    previous: datetime | None = None
+    for moment in sorted(t for t in times if t is not None):
+        if previous is None:
+            past_end = True
+        else:
+            past_end = moment - starts[-1] > BLOCK if end_inclusive else moment - starts[-1] >= BLOCK
+        if past_end or (previous is not None and moment - previous > BLOCK):
+            starts.append(moment.replace(minute=0, second=0, microsecond=0))
+        previous = moment
+    return starts
+
+
+def blocks_command(command: list[str]) -> list[str]:
+    """The `blocks` form of the session command (same options)."""
+    return [("blocks" if part == "session" else part) for part in command]
+
+
+def probe_block_end(command: list[str]) -> bool:
+    """Measure whether ccusage keeps a request at exactly the block's start + 5 h in that block (one session, two requests)."""
+    tmp = Path(tempfile.mkdtemp(prefix="compare-ccusage-blocks-"))
+    try:
+        folder = tmp / "projects" / "-probe"
+        folder.mkdir(parents=True)
+        lines = []
+        for number, moment in enumerate(("2026-01-01T10:20:00.000Z", "2026-01-01T15:00:00.000Z")):
+            lines.append(json.dumps({
+                "type": "assistant", "timestamp": moment, "sessionId": "probe-blocks", "version": "2.1.0", "requestId": f"req_b{number}",
+                "isSidechain": False, "uuid": f"b{number}",
+                "message": {"id": f"msg_b{number}", "model": "claude-sonnet-4-5", "role": "assistant", "usage": _probe_usage("input", 10)},
+            }, separators=(",", ":")))
+        (folder / "probe-blocks.jsonl").write_text("\n".join(lines) + "\n")
+        found = [b for b in run_ccusage(tmp, blocks_command(command)).get("blocks", []) if not b.get("isGap")]
+        return len(found) == 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class BlockComparison:
+    """Both tools' blocks (UTC start, end, total tokens) and the rule behind each boundary difference."""
+
+    ours: list[tuple[str, str, int]]
+    theirs: list[tuple[str, str, int]]
+    same: int
+    same_tokens: int
+    only_ours: list[str]
+    only_theirs: list[str]
+    explained: dict[str, int]
+    checks: list[str]
+
+
+def compare_blocks(cc_report: dict[str, Any], usage: dict[str, Any], our_times: list[str | None], cc_times: list[str],
+                   end_inclusive: bool) -> BlockComparison:
+    """Compare block boundaries; check that each tool's blocks are its own requests cut by its rule; name the rule of each difference."""
+
+    def key(moment: datetime | None) -> str:
+        return "" if moment is None else moment.strftime("%Y-%m-%dT%H:%M")
+
+    ours = [(key(utc_instant(b["start"])), key(utc_instant(b["end"])), sum(b["tokens"].values())) for b in usage.get("blocks", [])]
+    theirs = [(key(utc_instant(b["startTime"])), key(utc_instant(b["endTime"])), int(b.get("totalTokens", 0)))
+              for b in cc_report.get("blocks", []) if not b.get("isGap")]
+    checks = []
+    ours_cut = [key(t) for t in cut_blocks([utc_instant(t) for t in our_times], end_inclusive=False)]
+    if ours_cut != [start for start, _, _ in ours]:
+        checks.append("our requests cut by our rule do not give our data/usage.json blocks")
+    cc_cut = [key(t) for t in cut_blocks([utc_instant(t) for t in cc_times], end_inclusive)]
+    if cc_cut != [start for start, _, _ in theirs]:
+        checks.append("ccusage's requests (re-derived) cut by its measured rule do not give its blocks")
+    # ccusage's own requests under our end rule: what differs from ccusage is the end rule, what differs from us the requests.
+    their_requests_our_rule = {key(t) for t in cut_blocks([utc_instant(t) for t in cc_times], end_inclusive=False)}
+    our_bounds = {(start, end) for start, end, _ in ours}
+    their_bounds = {(start, end) for start, end, _ in theirs}
+    only_ours = sorted(start for start, _ in our_bounds - their_bounds)
+    only_theirs = sorted(start for start, _ in their_bounds - our_bounds)
+    explained: dict[str, int] = defaultdict(int)
+    for start in only_ours:
+        explained["block-end-instant" if start in their_requests_our_rule else "counted-requests"] += 1
+    for start in only_theirs:
+        explained["block-end-instant" if start not in their_requests_our_rule else "counted-requests"] += 1
+    tokens_of = {start: tokens for start, _, tokens in theirs}
+    same = our_bounds & their_bounds
+    same_tokens = sum(1 for start, end, tokens in ours if (start, end) in same and tokens_of.get(start) == tokens)
+    return BlockComparison(ours, theirs, len(same), same_tokens, only_ours, only_theirs, dict(explained), checks)
+
+
+def print_blocks(result: BlockComparison) -> None:
+    """Print the block comparison of one corpus."""
+    print(f"\n5-hour blocks: ours {len(result.ours)}, ccusage {len(result.theirs)}; {result.same} with the same start and end, "
+          f"{result.same_tokens} of them with the same tokens (the others differ by the session rules above).")
+    for label, starts in (("only ours", result.only_ours), ("only ccusage", result.only_theirs)):
+        if starts:
+            print(f"  {label}: {', '.join(starts)}")
+    for rule, count in sorted(result.explained.items()):
+        print(f"  {count} boundary difference(s): {rule}: {BLOCK_RULES[rule]}")
+    for check in result.checks:
+        print(f"  WARNING: {check}")
+    if not result.checks:
+        print("  Check: each tool's blocks are its own requests cut by its rule.")
 
 
 def default_corpora() -> list[Path]:
@@ -1541,12 +1687,17 @@ def main() -> int:
     version = ensure_ccusage(args.ccusage_version)
     command = session_command()
     print(f"ccusage {version}: ccusage {' '.join(command)}  (CLAUDE_CONFIG_DIR=<tmp>)")
+    end_inclusive = probe_block_end(command)
+    print(f"ccusage {' '.join(blocks_command(command))}: a request at exactly a block's start + 5 h is "
+          + ("kept in that block (measured)" if end_inclusive else "the start of the next block (measured), as with us"))
     print(f"agenthropic: agenthropic build --corpus <tmp>/projects --out <tmp>/site --cache <tmp>/cache --now {NOW} -q")
     results = []
     for corpus in corpora:
-        result = compare(corpus.resolve(), version, command, args.keep)
+        result = compare(corpus.resolve(), version, command, args.keep, end_inclusive)
         print(f"agenthropic exit code {result.our_exit}" + (" (some session left unpriced)" if result.our_exit == 1 else ""))
         print_comparison(result, args.markdown)
+        if result.blocks is not None:
+            print_blocks(result.blocks)
         results.append(result)
     print_summary(results)
     if args.json:

@@ -36,6 +36,8 @@ SHOTS = {
     "session": ("session", "figure.dag"),
     "agent": ("agent", None),
     "transcript": ("transcript", "details.call"),
+    "usage": ("index", "section.usage"),
+    "context": ("session", "section.context-growth"),
     "report": ("report", None),
 }
 

@@ -82,7 +82,7 @@ def test_demo_pages_load_cleanly_from_file_urls(demo_site: Path, context, which:
 def test_sortable_table_reorders_rows_from_file_url(demo_site: Path, context) -> None:
     opened = Opened(context, demo_pages(demo_site)["session"])
     page = opened.page
-    table = page.locator("table.sortable").first
+    table = page.locator("table.sortable.agents")
     header = table.locator("thead th", has_text="Subtree tokens")
     index = header.evaluate("th => th.cellIndex")
 
@@ -148,7 +148,7 @@ def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path
     """
     width, height = 1000, 700
     written = screenshots.take_screenshots(demo_site, tmp_path / "shots", width=width, height=height, browser=browser)
-    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "index", "report", "session", "transcript"]
+    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "context", "index", "report", "session", "transcript", "usage"]
     for name, path in written.items():
         assert path == tmp_path / "shots" / f"{name}.png" and path.is_file()
         data = path.read_bytes()

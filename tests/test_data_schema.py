@@ -21,13 +21,15 @@ PACKAGE = REPO / "agenthropic_site"
 SCHEMA_PATH = PACKAGE / "render" / "site_data.schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 DEMO_DATA = REPO / "site" / "data"
-KINDS_OF_DOCUMENT = {"index", "session"}
+KINDS_OF_DOCUMENT = {"index", "session", "usage"}
 
 
 def kind_of(rel: str) -> str:
     """Name the $defs entry of a file under data/ by its path; an unknown file fails the test."""
     if rel == "index.json":
         return "index"
+    if rel == "usage.json":
+        return "usage"
     if re.fullmatch(r"sessions/[^/]+\.json", rel):
         return "session"
     raise AssertionError(f"data/{rel} is a JSON file the schema has no kind for: add a $defs entry")
@@ -86,11 +88,13 @@ def test_committed_demo_site_validates() -> None:
     seen = validate_tree(DEMO_DATA)
     assert sum(seen.values()) > 0
     assert set(seen) == KINDS_OF_DOCUMENT
-    assert seen["index"] == 1
+    assert seen["index"] == seen["usage"] == 1
     assert seen["session"] == demo_document("index.json")["report"]["sessions"]
 
 
-@pytest.mark.parametrize("extra", [(), ("--redact",), ("--watchdog-minutes", "100000000")], ids=["plain", "redact", "no-watchdog"])
+@pytest.mark.parametrize(
+    "extra", [(), ("--redact",), ("--watchdog-minutes", "100000000"), ("--tz", "Asia/Kolkata")], ids=["plain", "redact", "no-watchdog", "tz"],
+)
 def test_fresh_demo_build_validates(tmp_path: Path, extra: tuple[str, ...]) -> None:
     """A fresh build of the demo corpus, with or without options, writes only JSON the schema accepts."""
     code = build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache", *extra)
@@ -176,6 +180,37 @@ def test_a_session_is_not_an_index() -> None:
     """Each document kind is rejected as the other kind."""
     assert not validator("index").is_valid(demo_session(False))
     assert not validator("session").is_valid(demo_document("index.json"))
+    usage = demo_document("usage.json")
+    assert validator("usage").is_valid(usage)
+    for other in ("index", "session"):
+        assert not validator(other).is_valid(usage)
+    assert not validator("usage").is_valid(demo_document("index.json"))
+
+
+BAD_USAGE = {
+    "missing tz": drop("tz"),
+    "missing blocks": drop("blocks"),
+    "unknown key": set_to("surprise", 1),
+    "start without an offset": set_to("blocks.0.start", "2025-10-08T09:00:00"),
+    "start in UTC milliseconds": set_to("days.0.start", "2025-10-08T00:00:00.000Z"),
+    "cost as a number": set_to("days.0.cost_usd", 0.25),
+    "cost_complete as text": set_to("months.0.cost_complete", "yes"),
+    "sessions negative": set_to("weeks.0.sessions", -1),
+    "models not a list": set_to("blocks.0.models", "claude-opus-4-5"),
+    "window without tokens": lambda document: document["blocks"][0].pop("tokens"),
+    "untimed without tokens": lambda document: document["untimed"].pop("tokens"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_USAGE))
+def test_schema_rejects_broken_usage(name: str) -> None:
+    """A usage document with a key removed, a wrong type or a time without its offset is rejected."""
+    document = demo_document("usage.json")
+    assert validator("usage").is_valid(document)
+    broken = copy.deepcopy(document)
+    BAD_USAGE[name](broken)
+    assert not validator("usage").is_valid(broken)
+    assert not validator().is_valid(broken)
 
 
 def test_enums_match_the_code() -> None:

@@ -234,7 +234,7 @@ def test_a_spawn_chain_1000_deep_does_not_fail_the_session(tmp_path: Path, graph
         assert (out / "sessions" / SID / "agents" / f"{agent_id}.html").is_file()
         assert f'href="agents/{agent_id}.html"' in page
     if graphviz == "no-dot":
-        tree = page[page.index('<ul class="tree">') : page.index('<table class="sortable">')]
+        tree = page[page.index('<ul class="tree">') : page.index('<table class="sortable agents">')]
         assert tree.count("<li>") == tree.count("</li>") == 1001
         assert tree.count("<ul>") == 32  # lists nest 32 levels; deeper agents are listed there with their depth
         assert tree.count("</ul>") == 33 and "depth 1000</span>" in tree

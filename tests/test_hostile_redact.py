@@ -206,7 +206,8 @@ def test_a_key_in_an_agent_description_is_masked_in_the_graph_table_and_json(tmp
     (agent_dir / "agent-aaa.meta.json").write_text(json.dumps({"agentType": ANTHROPIC, "description": f"deploy with {ANTHROPIC} and {GITHUB}"}))
     red = assert_masked_everywhere(root, tmp_path, middles(ANTHROPIC, GITHUB))
     page = red[f"sessions/{SID}/index.html"].decode()
-    assert "<svg" in page and "[redacted:anthropic-key]" in page.split("<svg")[1]  # Graphviz writes `-` as `&#45;` there
+    graph = page.split('<figure class="dag">')[1].split("</figure>")[0]
+    assert "<svg" in graph and "[redacted:anthropic-key]" in html.unescape(graph)  # Graphviz writes `-` as `&#45;` there
     agents = json.loads(red[f"data/sessions/{SID}.json"])["agents"]
     assert agents[1]["description"] == "deploy with [redacted:anthropic-key] and [redacted:github-token]"
     assert agents[1]["agent_type"] == "[redacted:anthropic-key]"

@@ -99,7 +99,7 @@ def write_site(site: Path, marker: str) -> dict[str, list[Message]]:
     """Write the fixture site: two sessions of two transcript pages each, their search data, the search page and the static files."""
     shutil.copytree(default_theme_dir() / "static", site / "static")
     env = environment(theme_dirs(None))
-    base = {"model": SimpleNamespace(lower_bound=False), "version": "test"}
+    base = {"model": SimpleNamespace(lower_bound=False, usage=SimpleNamespace(tz="UTC")), "version": "test"}
     contents = {"s1": session_messages("quokka-not-this-one"), "s2": session_messages(marker)}
     listed = []
     for sid, messages in contents.items():

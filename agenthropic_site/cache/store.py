@@ -23,7 +23,9 @@ from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
 from agenthropic_site.errors import EXIT_FAILURES
 from agenthropic_site.locks import take_lock
-from agenthropic_site.parse.model import Block, Message, ParsedSession, Tokens
+from agenthropic_site.parse.model import TOKEN_CATEGORIES, Block, Message, ParsedSession, Tokens
+from agenthropic_site.parse.session import REPLAYING_KINDS
+from agenthropic_site.parse.tools import session_tool_calls
 
 CACHE_FILE = "cache.sqlite3"
 SESSION_COLUMNS = (
@@ -559,6 +561,8 @@ class Cache:
                 "prompts": parsed.prompts,
                 "main_state": parsed.main_state,
                 "under_reported": parsed.under_reported,
+                # Each agent's tool calls, kept with the session so a project's figures never load a transcript.
+                "tools": session_tool_calls(parsed.transcripts, (a.agent_id for a in parsed.agents if a.kind in REPLAYING_KINDS)),
             }
             conn.execute(
                 "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
@@ -870,6 +874,18 @@ class Cache:
     def requests_per_model(self) -> dict[str, int]:
         """Count the deduplicated requests of each model id, by model id."""
         return dict(self.conn.execute("SELECT model, COUNT(*) FROM token_usage GROUP BY model ORDER BY model").fetchall())
+
+    def usage_requests(self) -> list[sqlite3.Row]:
+        """Return every session's usage rows (ids, time, model, tokens, cost parts, price problem), checked, by session and seq."""
+        # Checked like every row a page shows: a damaged row must be derived again, never summed.
+        self.verify_sessions(self.session_ids(), ("token_usage",))
+        costs = ", ".join(f"cost_{name}" for name in TOKEN_CATEGORIES)
+        cursor = self.conn.execute(
+            "SELECT session_id, agent_id, message_id, request_id, at, model, input, output, cache_read, cache_write_5m, cache_write_1h, "
+            f"{costs}, price_problem FROM token_usage ORDER BY session_id, seq"
+        )
+        cursor.row_factory = sqlite3.Row
+        return cursor.fetchall()
 
     def session_ids(self) -> list[str]:
         """Return every cached session id."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agenthropic_site import console
 from agenthropic_site.commands.options import build_config, corpus_options, default_jobs, positive, verbosity_options
-from agenthropic_site.config import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_WATCHDOG_MINUTES, ConfigError
+from agenthropic_site.config import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_TZ, DEFAULT_WATCHDOG_MINUTES, ConfigError
 from agenthropic_site.errors import EXIT_USAGE, UserError, report
 from agenthropic_site.terminal import printable
 
@@ -29,6 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument(
         "--now", metavar="ISO8601",
         help="the build clock, for status ageing (default: $SOURCE_DATE_EPOCH, else the current time); never written into the site",
+    )
+    build.add_argument(
+        "--tz", default=DEFAULT_TZ, metavar="ZONE",
+        help=f"IANA time zone (such as Europe/Paris) that usage days, weeks and months are cut in and pages show times in "
+        f"(default: {DEFAULT_TZ}, whatever the machine's zone, so a corpus builds the same site anywhere)",
     )
     build.add_argument(
         "--watchdog-minutes", type=positive, default=DEFAULT_WATCHDOG_MINUTES, metavar="N",

@@ -9,9 +9,11 @@ from pathlib import Path
 from agenthropic_site.config import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_TZ,
     DEFAULT_WATCHDOG_MINUTES,
     BuildConfig,
     ConfigError,
+    check_zone,
     default_cache_dir,
     default_corpus_dir,
     default_jobs,
@@ -55,7 +57,7 @@ def verbosity_options(command: argparse.ArgumentParser, quiet: str) -> None:
 
 
 def build_config(args: argparse.Namespace) -> BuildConfig:
-    """Return the BuildConfig the parsed options ask for; raise ConfigError for a missing pricing file."""
+    """Return the BuildConfig the parsed options ask for; raise ConfigError for a missing pricing file or an unknown zone."""
     env = os.environ
     home = Path.home()
     config = BuildConfig(
@@ -71,6 +73,7 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         quiet=args.quiet,
         redact=getattr(args, "redact", False),
         jobs=getattr(args, "jobs", 1),
+        tz=check_zone(getattr(args, "tz", None) or DEFAULT_TZ),
     )
     if config.pricing is not None and not config.pricing.is_file():
         raise ConfigError(f"pricing file not found: {config.pricing}")

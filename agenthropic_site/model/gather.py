@@ -12,11 +12,12 @@ from decimal import Decimal
 from typing import Any
 
 from agenthropic_site.cache.store import QUARANTINE_AFTER
-from agenthropic_site.config import stale_cutoff
+from agenthropic_site.config import DEFAULT_TZ, stale_cutoff
 from agenthropic_site.corpus import Skip
 from agenthropic_site.cost.breakdown import add_categories
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.parse.session import version_key
+from agenthropic_site.model.usage import Usage
 from agenthropic_site.model.views import TERMINAL_STATUSES, SessionSummary, SessionView
 
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
@@ -80,6 +81,7 @@ class SiteModel:
     hook_events: dict[str, int] = field(default_factory=dict)
     spool_bad_lines: int = 0
     redactions: dict[str, int] | None = None  # masks made by kind with `build --redact`; None without
+    usage: Usage = field(default_factory=lambda: Usage(DEFAULT_TZ))  # usage windows in the build's zone (`--tz`)
 
     @property
     def uncounted_files(self) -> int:
@@ -105,9 +107,9 @@ def project_key(folder: str) -> str:
 
 def gather(
     summaries: dict[str, SessionSummary], failures: list[Failure], skips: list[Skip], unlisted: list[str], now: datetime,
-    watchdog_minutes: int,
+    watchdog_minutes: int, usage: Usage | None = None,
 ) -> SiteModel:
-    """Assemble the site model from every session's summary: watchdog statuses, projects, totals."""
+    """Assemble the site model from every session's summary (watchdog statuses, projects, totals) and the usage windows."""
     stale_before = stale_cutoff(now, watchdog_minutes)
     sessions = dict(sorted(summaries.items()))
     for session in sessions.values():
@@ -142,6 +144,7 @@ def gather(
             "versions": sorted({v for u in under for v in u.get("versions", [])}, key=version_key),
         },
         unknown_spend=unknown_spend(sessions, failures, skips),
+        usage=usage or Usage(DEFAULT_TZ),
     )
 
 

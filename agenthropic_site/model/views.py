@@ -23,7 +23,20 @@ from agenthropic_site.cost.breakdown import (
     what_if,
     window_cost,
 )
+from agenthropic_site.model.insights import (
+    CacheEfficiency,
+    ContextPoint,
+    ToolStats,
+    cache_efficiency,
+    context_size,
+    hour_key,
+    largest_requests,
+    owned_calls,
+    tool_stats,
+    uncached_cost,
+)
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
+from agenthropic_site.parse.tools import ToolCall
 
 TERMINAL_STATUSES = frozenset({"completed", "error"})
 
@@ -55,6 +68,7 @@ class AgentView:
     children: list[str] = field(default_factory=list)
     has_transcript: bool = True
     reported: dict[str, Any] | None = None  # what the spawner's result reports of an agent without a transcript
+    tools: list[ToolStats] = field(default_factory=list)  # its own calls, most called first
 
 
 @dataclass
@@ -111,11 +125,23 @@ class SessionView:
     # (instant, cumulative cost); decoded views keep the cost as its decimal string: only the
     # session page's chart reads it, so 120 Decimals per session are not built for every build.
     spend_over_time: list[tuple[str, Decimal | str]] = field(default_factory=list)
+    context: list[ContextPoint] = field(default_factory=list)  # every owned request's context size, in time order
+    uncached_cost: Decimal | None = None  # the cost with every cache read and write priced as plain input
+    tools: list[ToolStats] = field(default_factory=list)  # every agent's calls together, most called first
 
     @property
     def agent_map(self) -> dict[str, AgentView]:
         """Return agents by id."""
         return {agent.agent_id: agent for agent in self.agents}
+
+    def largest(self, agent_id: str | None = None) -> list[ContextPoint]:
+        """Return the requests with the largest context, of one agent when given."""
+        return largest_requests(point for point in self.context if agent_id is None or point.agent_id == agent_id)
+
+    @property
+    def cache(self) -> CacheEfficiency:
+        """Return the session's cache figures."""
+        return cache_efficiency([self])
 
 
 @dataclass
@@ -153,6 +179,9 @@ class SessionSummary:
     absent_agents: list[str] = field(default_factory=list)  # agents without a transcript: no page of their own
     reported_tokens: int = 0  # what those results report (last request only): never counted
     under_reported: dict[str, Any] = field(default_factory=dict)
+    uncached_cost: Decimal | None = None  # the cost with every cache read and write priced as plain input
+    cost_by_hour: dict[str, Decimal] = field(default_factory=dict)  # by UTC hour (`YYYY-MM-DDTHH`): weeks in any zone
+    tool_calls: dict[str, list[int]] = field(default_factory=dict)  # tool -> [calls, errors]
     status: str = "unknown"  # after the watchdog (gather)
 
 
@@ -171,7 +200,20 @@ def summarize(view: SessionView, view_digest: str) -> SessionSummary:
         main_state=view.main_state, absent_agents=[a.agent_id for a in view.agents if not a.has_transcript],
         reported_tokens=reported_tokens(view),
         under_reported=view.under_reported,
+        uncached_cost=view.uncached_cost,
+        cost_by_hour=cost_by_hour(view),
+        tool_calls={stat.name: [stat.calls, stat.errors] for stat in sorted(view.tools, key=lambda stat: stat.name)},
     )
+
+
+def cost_by_hour(view: SessionView) -> dict[str, Decimal]:
+    """Sum a session's known cost by the UTC hour of each request (requests without a time are in no week)."""
+    hours: dict[str, Decimal] = {}
+    for point in view.context:
+        key = hour_key(point.at) if point.at and point.cost is not None else None
+        if key is not None and point.cost is not None:
+            hours[key] = hours.get(key, Decimal(0)) + point.cost
+    return dict(sorted(hours.items()))
 
 
 def reported_tokens(view: SessionView) -> int:
@@ -183,22 +225,38 @@ def compute_views(cache: Cache, session_ids: Iterable[str], prices: PriceTable) 
     """Build the views of some sessions from the cache tables (ingest statuses, no watchdog)."""
     wanted = sorted(session_ids)
     ids = wanted
-    sessions = _load_sessions(cache, ids)
+    calls_of: dict[str, dict[str, list[ToolCall]]] = {}
+    sessions = _load_sessions(cache, ids, calls_of)
     owned = _ownership(cache, wanted)
     _load_agents(cache, sessions, ids)
-    rows_of = _load_usage(cache, sessions, owned, ids)
+    copied: dict[str, set[str]] = defaultdict(set)
+    rows_of = _load_usage(cache, sessions, owned, ids, copied)
     _load_compactions(cache, sessions, ids)
     for session in sessions.values():
         _roll_up(session)
+        _tool_figures(session, calls_of.get(session.session_id, {}), copied[session.session_id])
         if not session.excluded_reason:
             _cost_breakdowns(session, rows_of.get(session.session_id, []), prices)
     return sessions
 
 
-def _load_sessions(cache: Cache, ids: list[str]) -> dict[str, SessionView]:
+def _tool_figures(session: SessionView, calls_of: dict[str, list[ToolCall]], copied: set[str]) -> None:
+    """Sum each agent's tool calls and the session's, leaving out calls of replies another session counts."""
+    agents = session.agent_map
+    every: list[ToolCall] = []
+    for agent_id, calls in sorted(calls_of.items()):
+        own = owned_calls(calls, copied)
+        every += own
+        if agent_id in agents:
+            agents[agent_id].tools = tool_stats(own)
+    session.tools = tool_stats(every)
+
+
+def _load_sessions(cache: Cache, ids: list[str], calls_of: dict[str, dict[str, list[ToolCall]]]) -> dict[str, SessionView]:
     sessions = {}
     for row in cache.session_rows("sessions", ids):
         details = orjson.loads(row["details"])
+        calls_of[row["session_id"]] = details.get("tools", {})
         sessions[row["session_id"]] = SessionView(
             session_id=row["session_id"],
             fingerprint=row["fingerprint"],
@@ -289,8 +347,12 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: list[str])
                 agents[agent.parent_agent_id].children.append(agent.agent_id)
 
 
-def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str], ids: list[str]) -> dict[str, list[CostedRow]]:
+def _load_usage(
+    cache: Cache, sessions: dict[str, SessionView], owner: dict[str, str], ids: list[str], copied: dict[str, set[str]],
+) -> dict[str, list[CostedRow]]:
     """Sum owned rows per agent, model and day; return each session's priced rows for breakdowns.
+
+    The message ids of the copies another session counts are added to `copied`.
 
     The halt gate: a session that owns a request without a price has an unknown cost, never $0;
     its token counts are facts and stay (issue 13). A replayed copy of such a request, owned by
@@ -305,6 +367,8 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
         if holder != session.session_id:
             session.collisions += 1
             session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
+            if row["message_id"] is not None:
+                copied[session.session_id].add(row["message_id"])
             continue
         tokens = Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"])
         if row["price_problem"] is not None:
@@ -325,6 +389,7 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
         excluded = session.excluded_reason is not None
         per_agent: dict[str, list[Any]] = {}
         for agent_id, model, tokens, cost, at in entries:
+            session.context.append(ContextPoint(at, agent_id, model, context_size(tokens), None if excluded else cost))
             entry = per_agent.setdefault(agent_id, [Tokens(), Decimal(0), 0])
             entry[0] = entry[0] + tokens
             entry[1] += cost
@@ -336,6 +401,8 @@ def _load_usage(cache: Cache, sessions: dict[str, SessionView], owner: dict[str,
                 session.cost_by_day[day] = session.cost_by_day.get(day, Decimal(0)) + cost
         session.by_model = dict(sorted(session.by_model.items()))
         session.cost_by_day = dict(sorted(session.cost_by_day.items()))
+        # Time order (untimed requests first), ties in the rows' own order: the chart and data read it so.
+        session.context.sort(key=lambda point: point.at or "")
         session.cost_by_category = {} if excluded else by_category(rows_of.get(session_id, []))
         for agent in session.agents:
             agent.tokens, agent.cost, agent.requests = per_agent.get(agent.agent_id, (Tokens(), Decimal(0), 0))
@@ -361,6 +428,7 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
             start = previous_boundary(sorted(times_of[compaction.agent_id]), compaction.at)
             compaction.cost_before = window_cost(rows, compaction.agent_id, start, compaction.at, compaction.compaction_agent_id)
     session.what_if = what_if(rows, prices, session.cost or Decimal(0))
+    session.uncached_cost = uncached_cost(rows, prices)
     session.spend_over_time = spend_over_time(rows)
 
 

@@ -14,6 +14,7 @@ from agenthropic_site.corpus import Skip, real_root
 from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.model.gather import Failure, gather
 from agenthropic_site.model.stored import refresh_views
+from agenthropic_site.model.usage import corpus_usage
 from agenthropic_site.pipeline.ingest import scan_and_ingest
 from agenthropic_site.pipeline.repair import with_repairs
 from agenthropic_site.pipeline.result import BuildResult
@@ -65,7 +66,7 @@ def _build_with_cache(
         _explain_render(result.dirty, same_inputs, outputs_present)
         summaries = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
-        model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes)
+        model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes, corpus_usage(cache, config.tz))
         model.hook_events = cache.event_counts()
         model.spool_bad_lines = cache.spool_bad_lines()
         result.failed = len(model.failures)
@@ -100,7 +101,7 @@ def _explain_render(dirty: set[str], same_inputs: bool, outputs_present: bool) -
     if dirty:
         log.debug(f"rendering: {len(dirty)} session view(s) changed")
     if not same_inputs:
-        log.debug("rendering: this folder was built from other inputs (code, prices, theme, skipped files, failures, statuses, hooks or --redact)")
+        log.debug("rendering: this folder was built from other inputs (code, prices, theme, skipped files, failures, statuses, hooks, --redact or --tz)")
     if not outputs_present:
         log.debug("rendering: files the folder's manifest lists are missing from it")
 
@@ -122,6 +123,7 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
         repr(cache.event_counts()),
         str(cache.spool_bad_lines()),
         f"redact={config.redact}",
+        f"tz={config.tz}",
     ):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()

@@ -10,6 +10,9 @@ from decimal import Decimal
 
 from markupsafe import Markup, escape
 
+from agenthropic_site.model.insights import LONG_CONTEXT_TOKENS, ContextPoint, Week, context_limit
+from agenthropic_site.model.views import SessionView
+
 WIDTH, HEIGHT, PAD = 640, 160, 24
 AXIS = WIDTH - 2 * PAD
 BAR_MAX = 40.0  # a bar wider than this (a span of a few days) is centred on its day instead
@@ -178,3 +181,162 @@ def step_chart(points: list[tuple[str, Decimal | str]], label: str, marks: Seque
             parts.append(f'<g class="mark">{circle}</g>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+# --- context growth and weeks ------------------------------------------------------------------------
+
+CONTEXT_HEIGHT = 220
+SERIES_COLOURS = 6  # series classes s0..s5, coloured by the theme; more agents reuse them in turn
+MAX_SERIES_POINTS = 600  # per series: each drawn point is the largest request of its run of requests
+LEGEND_ITEMS = 6
+LEGEND_CHARS = 28
+
+
+def _tokens_short(count: int) -> str:
+    if count >= 1_000_000 and count % 1_000_000 == 0:
+        return f"{count // 1_000_000}M"
+    return f"{count / 1000:.0f}k" if count >= 1000 else str(count)
+
+
+def _thinned(series: list[tuple[float, ContextPoint]]) -> list[tuple[float, ContextPoint]]:
+    """Keep at most MAX_SERIES_POINTS points, each the largest of its run, so no peak is lost."""
+    if len(series) <= MAX_SERIES_POINTS:
+        return series
+    step = len(series) / MAX_SERIES_POINTS
+    kept = []
+    for bucket in range(MAX_SERIES_POINTS):
+        run = series[int(bucket * step) : int((bucket + 1) * step)] or series[-1:]
+        kept.append(max(run, key=lambda item: item[1].context))
+    return kept
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= LEGEND_CHARS else text[: LEGEND_CHARS - 1] + "…"
+
+
+def context_chart(points: Sequence[ContextPoint], boundaries: Sequence[tuple[str, str]], labels: dict[str, str], label: str) -> Markup:
+    """Draw each agent's context size per request over real time, with compaction boundaries and the context limit.
+
+    `boundaries` are (instant, title) pairs drawn as vertical lines; `labels` name the agents in the
+    legend (an agent without one is shown by its id). Requests without a time have no place on the axis.
+    """
+    timed = [(point, _seconds(point.at)) for point in points if point.at and _DAY_RE.match(point.at[:10])]
+    if not timed:
+        return Markup("")
+    limit = context_limit(points)
+    top = max(limit, max(point.context for point, _ in timed))
+    start = min(moment for _, moment in timed)
+    span = (max(moment for _, moment in timed) - start) or 1.0
+    height = CONTEXT_HEIGHT
+
+    def x_of(moment: float) -> float:
+        return PAD + (moment - start) / span * AXIS
+
+    def y_of(tokens: int) -> float:
+        return height - PAD - tokens / top * (height - 2 * PAD)
+
+    parts = [
+        f'<svg class="chart context-chart" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',
+        f'<line class="axis" x1="{PAD}" y1="{height - PAD}" x2="{WIDTH - PAD}" y2="{height - PAD}"/>',
+        f'<line class="limit" x1="{PAD}" y1="{y_of(limit):.1f}" x2="{WIDTH - PAD}" y2="{y_of(limit):.1f}"><title>context limit {limit:,} tokens</title></line>',
+        f'<text class="tick end" x="{WIDTH - PAD}" y="{y_of(limit) - 3:.1f}">limit {_tokens_short(limit)}</text>',
+    ]
+    if limit > LONG_CONTEXT_TOKENS:
+        y = y_of(LONG_CONTEXT_TOKENS)
+        parts.append(
+            f'<line class="threshold" x1="{PAD}" y1="{y:.1f}" x2="{WIDTH - PAD}" y2="{y:.1f}">'
+            f"<title>above {LONG_CONTEXT_TOKENS:,} tokens a request is long-context</title></line>"
+        )
+        parts.append(f'<text class="tick end" x="{WIDTH - PAD}" y="{y - 3:.1f}">long context above {_tokens_short(LONG_CONTEXT_TOKENS)}</text>')
+    for instant, title in boundaries:
+        try:
+            moment = _seconds(instant)
+        except ValueError:
+            continue
+        if start <= moment <= start + span:
+            x = x_of(moment)
+            parts.append(f'<line class="boundary" x1="{x:.1f}" y1="{PAD}" x2="{x:.1f}" y2="{height - PAD}"><title>{escape(title)}</title></line>')
+    order: list[str] = []
+    series: dict[str, list[tuple[float, ContextPoint]]] = {}
+    for point, moment in timed:
+        if point.agent_id not in series:
+            order.append(point.agent_id)
+            series[point.agent_id] = []
+        series[point.agent_id].append((moment, point))
+    for index, agent_id in enumerate(order):
+        colour = f"s{index % SERIES_COLOURS}"
+        name = labels.get(agent_id) or agent_id
+        drawn = _thinned(series[agent_id])
+        path = " ".join(f"{x_of(moment):.1f},{y_of(point.context):.1f}" for moment, point in drawn)
+        parts.append(f'<polyline class="series {colour}" points="{path}"><title>{escape(name)}</title></polyline>')
+        if len(drawn) == 1:  # a line of one point draws nothing: a dot shows the lone request
+            moment, point = drawn[0]
+            parts.append(f'<circle class="dot {colour}" cx="{x_of(moment):.1f}" cy="{y_of(point.context):.1f}" r="2"><title>{escape(name)}</title></circle>')
+        for moment, point in series[agent_id]:
+            if point.long_context:
+                parts.append(
+                    f'<circle class="long {colour}" cx="{x_of(moment):.1f}" cy="{y_of(point.context):.1f}" r="{MARK_RADIUS}">'
+                    f"<title>{escape(name)} {escape(point.at or '')}: {point.context:,} tokens, long-context</title></circle>"
+                )
+    x = float(PAD)
+    for index, agent_id in enumerate(order[:LEGEND_ITEMS]):
+        text = _clip(labels.get(agent_id) or agent_id)
+        parts.append(f'<text class="legend s{index % SERIES_COLOURS}" x="{x:.1f}" y="{PAD - 8}">■ {escape(text)}</text>')
+        x += (len(text) + 3) * CHAR_PX
+    if len(order) > LEGEND_ITEMS:
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{PAD - 8}">+{len(order) - LEGEND_ITEMS} more</text>')
+    first, last = min(timed, key=lambda item: item[1])[0].at or "", max(timed, key=lambda item: item[1])[0].at or ""
+    parts.append(f'<text class="tick" x="{PAD}" y="{height - 6}">{escape(first[:16].replace("T", " "))}</text>')
+    parts.append(f'<text class="tick end" x="{WIDTH - PAD}" y="{height - 6}">{escape(last[:16].replace("T", " "))}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def week_chart(weeks: Sequence[tuple[date, Decimal | int]], label: str, money: bool = True) -> Markup:
+    """Draw one bar per week (Mondays given) on a time axis from the first week to the last; weeks not given stay empty."""
+    if not weeks:
+        return Markup("")
+    ordered = sorted(weeks)
+    first, last = ordered[0][0], ordered[-1][0] + timedelta(days=6)
+    day_px = AXIS / ((last - first).days + 1)
+    width = max(7 * day_px - 2.0, 1.0)
+    top = max(Decimal(value) for _, value in ordered) or Decimal(1)
+    parts = [_open_svg(label)]
+    for monday, value in ordered:
+        height = float(Decimal(value) / top) * (HEIGHT - 2 * PAD)
+        x = PAD + (monday - first).days * day_px + 1.0
+        shown = _money(Decimal(value)) if money else f"{value:,}"
+        parts.append(
+            f'<rect class="bar" x="{x:.2f}" y="{HEIGHT - PAD - height:.2f}" width="{width:.2f}" height="{height:.2f}">'
+            f"<title>week of {monday.isoformat()}: {escape(shown)}</title></rect>"
+        )
+    for day, text in day_ticks(first, last):
+        x = PAD + ((day - first).days + 0.5) * day_px
+        half = len(text) * CHAR_PX / 2
+        parts.append(f'<line class="tickmark" x1="{x:.2f}" y1="{HEIGHT - PAD}" x2="{x:.2f}" y2="{HEIGHT - PAD + 4}"/>')
+        parts.append(f'<text class="tick mid" x="{min(max(x, half), WIDTH - half):.2f}" y="{HEIGHT - 6}">{escape(text)}</text>')
+    top_text = _money(top) if money else f"{int(top):,}"
+    parts.append(f'<text class="tick" x="{PAD}" y="{PAD - 8}">max {escape(top_text)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def session_context_chart(session: SessionView, agent_id: str | None = None) -> Markup:
+    """Draw a session's context growth (every agent), or one agent's, with the boundaries of the agents drawn."""
+    points = [point for point in session.context if agent_id is None or point.agent_id == agent_id]
+    boundaries = [
+        (c.at, f"compaction of {'main' if c.agent_id == session.session_id else c.agent_id} at {c.at}")
+        for c in session.compactions
+        if c.at and (agent_id is None or c.agent_id == agent_id)
+    ]
+    labels = {agent.agent_id: "main" if agent.agent_id == session.session_id else agent.description or agent.agent_type or agent.agent_id
+              for agent in session.agents}
+    return context_chart(points, boundaries, labels, "context size per request over time")
+
+
+def weeks_charts(weeks: Sequence[Week]) -> tuple[Markup, Markup]:
+    """Draw a project's cost per week and sessions per week."""
+    return (
+        week_chart([(week.start, week.cost) for week in weeks if week.cost], "cost per week"),
+        week_chart([(week.start, week.sessions) for week in weeks if week.sessions], "sessions started per week", money=False),
+    )

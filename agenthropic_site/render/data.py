@@ -9,8 +9,10 @@ from typing import Any
 import orjson
 
 from agenthropic_site.cost import format_usd
-from agenthropic_site.model.gather import SiteModel
+from agenthropic_site.model.gather import ProjectView, SiteModel
+from agenthropic_site.model.insights import CacheEfficiency, ToolStats, cache_efficiency, mcp_servers, tool_totals, weekly
 from agenthropic_site.model.views import AgentView, SessionView, reported_tokens
+from agenthropic_site.parse.tools import mcp_server
 from agenthropic_site.parse.model import Tokens
 
 
@@ -61,6 +63,45 @@ def reported_json(session: SessionView) -> dict[str, int]:
     return {"agents": sum(1 for agent in session.agents if not agent.has_transcript), "total_tokens": reported_tokens(session)}
 
 
+SHARE_PLACES = 6  # a share is a ratio of exact counts: six places say it without float noise
+PROJECT_TOOLS = 20  # most used tools listed per project
+
+
+def cache_json(figures: CacheEfficiency) -> dict[str, Any]:
+    """Return cache efficiency: cache-read share of input, the cost without caching, 5m and 1h writes (costs null when unknown)."""
+    share = figures.read_share
+    return {
+        "input_tokens": figures.input_tokens,
+        "cache_read_tokens": figures.tokens.cache_read,
+        "cache_read_share": None if share is None else round(share, SHARE_PLACES),
+        "cost_usd": usd(figures.cost),
+        "uncached_cost_usd": usd(figures.uncached_cost),
+        "saved_usd": usd(figures.saved),
+        "cache_write_5m": {"tokens": figures.tokens.cache_write_5m, "cost_usd": usd(figures.write_5m_cost)},
+        "cache_write_1h": {"tokens": figures.tokens.cache_write_1h, "cost_usd": usd(figures.write_1h_cost)},
+    }
+
+
+def tools_json(stats: list[ToolStats]) -> list[dict[str, Any]]:
+    """Return tool figures, most called first; times in milliseconds, null where no call had both timestamps."""
+    return [
+        {"tool": stat.name, "mcp_server": mcp_server(stat.name), "calls": stat.calls, "errors": stat.errors, "timed_calls": stat.timed,
+         "median_ms": stat.median_ms, "max_ms": stat.max_ms}
+        for stat in stats
+    ]
+
+
+def project_insights_json(project: ProjectView, tz: str) -> dict[str, Any]:
+    """Return a project's cache efficiency, most used tools and MCP servers, and its weeks."""
+    tools = tool_totals(project.sessions)
+    return {
+        "cache_efficiency": cache_json(cache_efficiency(project.sessions)),
+        "tools": [{"tool": stat.name, "calls": stat.calls, "errors": stat.errors} for stat in tools[:PROJECT_TOOLS]],
+        "mcp_servers": [{"server": stat.name, "calls": stat.calls, "errors": stat.errors} for stat in mcp_servers(tools)],
+        "weeks": [{"start": week.start.isoformat(), "cost_usd": usd(week.cost), "sessions": week.sessions} for week in weekly(project.sessions, tz)],
+    }
+
+
 def session_json(session: SessionView) -> dict[str, Any]:
     """Return the whole `data/sessions/<id>.json` document."""
     excluded = session.excluded_reason is not None
@@ -105,6 +146,13 @@ def session_json(session: SessionView) -> dict[str, Any]:
             {"family": w.source, "priced_as": w.target, "cost_usd": usd(w.cost), "delta_usd": usd(w.delta)} for w in session.what_if
         ],
         "collisions": session.collisions,
+        "context": [
+            {"at": point.at, "agent_id": point.agent_id, "model": point.model, "context_tokens": point.context, "long_context": point.long_context,
+             "cost_usd": usd(point.cost)}
+            for point in session.context
+        ],
+        "cache_efficiency": cache_json(session.cache),
+        "tools": {"all": tools_json(session.tools), "by_agent": {agent.agent_id: tools_json(agent.tools) for agent in session.agents if agent.tools}},
         "malformed_lines": len(session.line_errors),
         "unknown_record_types": session.unknown_types,
         "warnings": [{"code": w["code"], "message": w["message"]} for w in session.warnings]
@@ -128,6 +176,7 @@ def index_json(model: SiteModel) -> dict[str, Any]:
                 "cost_by_category": {name: usd(cost) for name, cost in project.cost_by_category.items()},
                 "by_model": models_json(project.by_model),
                 "cost_by_day": {day: usd(cost) for day, cost in project.cost_by_day.items()},
+                **project_insights_json(project, model.usage.tz),
             }
             for project in model.projects
         ],
@@ -152,6 +201,7 @@ def index_json(model: SiteModel) -> dict[str, Any]:
             "cost_by_category": {name: usd(cost) for name, cost in model.cost_by_category.items()},
             "by_model": models_json(model.by_model),
             "reported_not_counted": {"agents": model.reported_agents, "total_tokens": model.reported_tokens},
+            "cache_efficiency": cache_json(cache_efficiency(model.sessions.values())),
         },
         "cost_by_day": {day: usd(cost) for day, cost in model.cost_by_day.items()},
         "report": report_json(model),

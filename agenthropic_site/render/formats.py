@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from decimal import Decimal
 
 from markupsafe import Markup
 
+from agenthropic_site.config import zone_of
 from agenthropic_site.render.markdown import render_markdown
 
 PREVIEW_CHARS = 2_000  # characters of a long text shown before "show all"
+# The zone pages show times in: the build's `--tz`, set once per rendering process (show_times_in).
+_display_zone: list[tzinfo] = [UTC]
 
 
 def usd(amount: Decimal | None) -> str:
@@ -33,9 +36,22 @@ def thousands(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
+def show_times_in(tz: str) -> None:
+    """Make `short_time` show instants in the zone `tz` (a checked IANA name) in this process."""
+    _display_zone[0] = zone_of(tz)
+
+
 def short_time(instant: str | None) -> str:
-    """Show an ISO instant as `YYYY-MM-DD HH:MM` (UTC)."""
-    return "—" if not instant else f"{instant[:10]} {instant[11:16]}"
+    """Show an ISO instant as `YYYY-MM-DD HH:MM` in the build's zone (`show_times_in`, UTC by default)."""
+    if not instant:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(instant)
+    except ValueError:
+        return f"{instant[:10]} {instant[11:16]}"  # not an instant: shown as written
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(_display_zone[0]).strftime("%Y-%m-%d %H:%M")
 
 
 def duration(start: str | None, end: str | None) -> str:

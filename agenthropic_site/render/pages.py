@@ -19,9 +19,10 @@ from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
-from agenthropic_site.render.charts import step_chart
+from agenthropic_site.model.insights import cache_efficiency, mcp_servers, most_expensive, tool_totals, weekly
+from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
-from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
+from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, show_times_in, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of
 from agenthropic_site.render.redact import Redactor
@@ -58,17 +59,20 @@ def _env(dirs: list[Path], bytecode_dir: Path | None) -> jinja2.Environment:
     env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, short_time=short_time, markdown=markdown,
                        linked_by=linked_by)
     env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX)
+    # What the insight sections compute from the model while a page renders (model/insights.py).
+    env.globals.update(session_context_chart=session_context_chart, weeks_charts=weeks_charts, weekly=weekly, most_expensive=most_expensive,
+                       cache_efficiency=cache_efficiency, tool_totals=tool_totals, mcp_servers=mcp_servers)
     return env
 
 
 def site_digest(model: SiteModel, dirs: list[Path], redact: bool) -> str:
-    """Digest what every page shows besides its own data: the code, the theme, the banner, `dot`, --redact."""
+    """Digest what every page shows besides its own data: the code, the theme, the banner, `dot`, --redact, --tz."""
     return digest_of(
         code_identity().encode(),
         theme_digest(dirs),
         # Every page shows the lower-bound banner with what it names; graphs need `dot`.
         f"{model.lower_bound}|{model.unknown_spend}|"
-        f"{shutil.which('dot') is not None}|redact={redact}".encode(),
+        f"{shutil.which('dot') is not None}|redact={redact}|tz={model.usage.tz}".encode(),
     )
 
 
@@ -86,6 +90,7 @@ class Renderer:
         redact: bool = False,
     ) -> None:
         self.model = model
+        show_times_in(model.usage.tz)  # in this process, worker or not: every time a page shows is in the build's zone
         self.source = source
         self.writer = writer
         self.dirs = dirs

@@ -375,11 +375,14 @@ class Redactor:
         view.under_reported = self._under_reported(view.under_reported)
         for compaction in view.compactions:
             compaction.trigger = self.optional(compaction.trigger)
+        view.context = [replace(point, model=self.text(point.model)) for point in view.context]
+        view.tools = [replace(stats, name=self.text(stats.name)) for stats in view.tools]
         for agent in view.agents:
             agent.description = self.optional(agent.description)
             agent.agent_type = self.optional(agent.agent_type)
             agent.outcome_cause = self.optional(agent.outcome_cause)
             agent.notification_status = self.optional(agent.notification_status)
+            agent.tools = [replace(stats, name=self.text(stats.name)) for stats in agent.tools]
 
     def _under_reported(self, under: dict[str, Any]) -> dict[str, Any]:
         versions = under.get("versions")
@@ -400,10 +403,14 @@ class Redactor:
             session.excluded_reason = copies.optional(session.excluded_reason)
             session.by_model = copies.keys(session.by_model, _add_pairs)
             session.under_reported = copies._under_reported(session.under_reported)
+            session.tool_calls = copies.keys(session.tool_calls, lambda a, b: [a[0] + b[0], a[1] + b[1]])
         for project in model.projects:
             project.display_name = copies.text(project.display_name)
             project.by_model = copies.keys(project.by_model, _add_pairs)
         model.by_model = copies.keys(model.by_model, _add_pairs)
+        usage = model.usage
+        for window in (*usage.blocks, *usage.days, *usage.weeks, *usage.months):
+            window.model_tokens = copies.keys(window.model_tokens, _add)
         model.unpriced_models = copies.keys(model.unpriced_models, lambda a, b: sorted(a + b))
         model.unknown_spend = [copies.text(line) for line in model.unknown_spend]
         model.under_reported = copies._under_reported(model.under_reported)

@@ -19,6 +19,7 @@ from agenthropic_site.render.redact import KINDS
 from agenthropic_site.render.search import sessions_js
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import static_files, theme_dirs
+from agenthropic_site.render.usage import usage_json, usage_section
 from agenthropic_site.render.writer import SiteWriter
 
 log = logging.getLogger(__name__)
@@ -62,12 +63,18 @@ def render_site(
         model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
     every = "|".join(f"{sid}:{digest}" for sid, digest in renderer.session_digest.items())
     index_bytes = dump(index_json(model))
-    site_wide = digest_of(every.encode(), index_bytes)
+    usage_bytes = dump(usage_json(model.usage))
+    site_wide = digest_of(every.encode(), index_bytes, usage_bytes)
     if not renderer.fresh("data/index.json", site_wide):
         writer.write("data/index.json", index_bytes)
+    if not renderer.fresh("data/usage.json", digest_of(usage_bytes)):
+        renderer.stats.rendered += 1
+        writer.write("data/usage.json", usage_bytes)
     if not renderer.fresh("index.html", site_wide):
         search_index = [{"id": s.session_id, "title": s.title or "", "prompts": s.prompts} for s in model.recent_sessions]
-        renderer.page("index.html", "index.html", chart=bar_chart(model.cost_by_day, "cost per day"), search_index=search_index)
+        renderer.page(
+            "index.html", "index.html", chart=bar_chart(model.cost_by_day, "cost per day"), search_index=search_index, usage=usage_section(model.usage),
+        )
     if not renderer.fresh("report.html", site_wide):
         renderer.page("report.html", "report.html")
     if not renderer.fresh("search/sessions.js", site_wide):

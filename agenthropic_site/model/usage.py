@@ -1,0 +1,185 @@
+"""Usage windows: every owned request summed in 5-hour blocks, days, ISO weeks and months of one time zone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from decimal import Decimal
+
+from agenthropic_site.cache import Cache
+from agenthropic_site.config import zone_of
+from agenthropic_site.model.views import _holder, _ownership
+from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
+
+BLOCK = timedelta(hours=5)  # ccusage's block: the span subscription usage limits are counted in
+
+
+@dataclass(frozen=True)
+class UsageRequest:
+    """One request as its owning session counts it: when, which model, its tokens and its cost."""
+
+    session_id: str
+    at: datetime | None  # UTC; None when the transcript gave no usable time
+    model: str
+    tokens: Tokens
+    cost: Decimal | None  # None: the owning session has an unpriced request, so none of its costs is stated
+
+
+@dataclass
+class Window:
+    """The requests of one span of time: [start, end) in the build's zone."""
+
+    start: datetime
+    end: datetime
+    tokens: Tokens = Tokens()
+    cost: Decimal = Decimal(0)  # of the priced requests only
+    priced: int = 0
+    requests: int = 0
+    session_ids: set[str] = field(default_factory=set)
+    model_tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def cost_complete(self) -> bool:
+        """Tell whether every request of the window is priced (else the cost leaves some out)."""
+        return self.priced == self.requests
+
+    @property
+    def sessions(self) -> int:
+        """Count the distinct sessions with a request in the window."""
+        return len(self.session_ids)
+
+    @property
+    def models(self) -> list[str]:
+        """Return the model ids of the window, sorted."""
+        return sorted(self.model_tokens)
+
+    @property
+    def top_models(self) -> list[str]:
+        """Return the model ids of the window, most tokens first (ties by id)."""
+        return sorted(self.model_tokens, key=lambda model: (-self.model_tokens[model], model))
+
+    def add(self, request: UsageRequest) -> None:
+        """Count one request in the window."""
+        self.tokens = self.tokens + request.tokens
+        self.requests += 1
+        if request.cost is not None:
+            self.cost += request.cost
+            self.priced += 1
+        self.session_ids.add(request.session_id)
+        self.model_tokens[request.model] = self.model_tokens.get(request.model, 0) + request.tokens.total
+
+
+@dataclass
+class Usage:
+    """The usage windows of the whole corpus in one zone; requests without a time are in none of them."""
+
+    tz: str
+    blocks: list[Window] = field(default_factory=list)
+    days: list[Window] = field(default_factory=list)
+    weeks: list[Window] = field(default_factory=list)
+    months: list[Window] = field(default_factory=list)
+    untimed_requests: int = 0
+    untimed_tokens: Tokens = Tokens()
+
+
+def corpus_usage(cache: Cache, tz: str) -> Usage:
+    """Return the usage windows of every cached session in the zone `tz`."""
+    return usage_windows(owned_requests(cache), tz)
+
+
+def owned_requests(cache: Cache) -> list[UsageRequest]:
+    """Return every request once, in the session that owns it (the views' ownership rule), with the views' halt gate."""
+    rows = cache.usage_requests()
+    owner = _ownership(cache, sorted({row["session_id"] for row in rows}))
+    owned = [row for row in rows if _holder(owner, row, row["session_id"]) == row["session_id"]]
+    # A session that owns an unpriced request has an unknown cost: none of its requests' costs is counted.
+    unpriced = {row["session_id"] for row in owned if row["price_problem"] is not None}
+    return [
+        UsageRequest(
+            session_id=row["session_id"], at=parse_time(row["at"]), model=row["model"],
+            tokens=Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"]),
+            cost=None if row["session_id"] in unpriced else sum((Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES), Decimal(0)),
+        )
+        for row in owned
+    ]
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """Return a stored request time as an aware UTC datetime, or None when there is none to use."""
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def block_starts(times: Sequence[datetime]) -> list[datetime]:
+    """Return the start of each request's 5-hour block; `times` are aware and sorted.
+
+    ccusage's rule (`identifySessionBlocks`): a block starts at its first request's time floored
+    to the UTC hour and lasts 5 hours; a request at or after the block's end, or more than 5 hours
+    after the previous request, starts a new block. (ccusage keeps a request at exactly the end
+    in the block it closes; see docs/cost.md.)
+    """
+    starts: list[datetime] = []
+    start = previous = None
+    for at in times:
+        moment = at.astimezone(UTC)
+        if start is None or previous is None or moment >= start + BLOCK or moment - previous > BLOCK:
+            start = moment.replace(minute=0, second=0, microsecond=0)
+        starts.append(start)
+        previous = moment
+    return starts
+
+
+def usage_windows(requests: Iterable[UsageRequest], tz: str) -> Usage:
+    """Sum requests into blocks, days, ISO weeks (Monday first) and months of the zone `tz` (an IANA name)."""
+    zone = zone_of(tz)
+    usage = Usage(tz=tz)
+    timed: list[tuple[datetime, UsageRequest]] = []
+    for request in requests:
+        if request.at is None:
+            usage.untimed_requests += 1
+            usage.untimed_tokens = usage.untimed_tokens + request.tokens
+        else:
+            timed.append((request.at, request))
+    # The order of requests at one instant changes no sum; the key keeps the sort total anyway.
+    timed.sort(key=lambda pair: (pair[0], pair[1].session_id, pair[1].model))
+    blocks: dict[datetime, Window] = {}
+    for start, (_, request) in zip(block_starts([at for at, _ in timed]), timed, strict=True):
+        blocks.setdefault(start, Window(start.astimezone(zone), (start + BLOCK).astimezone(zone))).add(request)
+    usage.blocks = list(blocks.values())
+    calendars = {"days": _day_span, "weeks": _week_span, "months": _month_span}
+    for name, span in calendars.items():
+        windows: dict[date, Window] = {}
+        for at, request in timed:
+            first, following = span(at.astimezone(zone).date())
+            if first not in windows:
+                windows[first] = Window(local_midnight(first, zone), local_midnight(following, zone))
+            windows[first].add(request)
+        setattr(usage, name, [windows[key] for key in sorted(windows)])
+    return usage
+
+
+def local_midnight(day: date, zone: tzinfo) -> datetime:
+    """Return the first instant of a calendar day in a zone (where midnight is skipped, the instant the day begins)."""
+    naive = datetime(day.year, day.month, day.day, tzinfo=zone)
+    # Through UTC and back: a midnight a DST change skips becomes the day's real first instant, with its offset.
+    return naive.astimezone(UTC).astimezone(zone)
+
+
+def _day_span(day: date) -> tuple[date, date]:
+    return day, day + timedelta(days=1)
+
+
+def _week_span(day: date) -> tuple[date, date]:
+    monday = day - timedelta(days=day.weekday())
+    return monday, monday + timedelta(days=7)
+
+
+def _month_span(day: date) -> tuple[date, date]:
+    first = day.replace(day=1)
+    return first, (first.replace(year=first.year + 1, month=1) if first.month == 12 else first.replace(month=first.month + 1))

@@ -1,0 +1,295 @@
+"""Usage windows (data/usage.json, the index's usage section) against the demo corpus's ground truth, and `--tz`."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from agenthropic_site.cli import main
+from agenthropic_site.config import BuildConfig, check_zone, parse_instant
+from agenthropic_site.model.usage import UsageRequest, block_starts, usage_windows
+from agenthropic_site.parse.model import Tokens
+from agenthropic_site.render.formats import short_time, show_times_in
+from agenthropic_site.render.usage import TABLE_ROWS
+from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build
+
+CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
+ZONES = ("UTC", "Asia/Kolkata", "America/New_York")  # whole hours, +05:30, and a zone with DST changes in the demo's span
+FIVE_HOURS = timedelta(hours=5)
+
+
+# -- ground truth: the generator's record of every counted request, summed here on its own terms ----------------------
+
+
+def truth_requests() -> list[dict[str, Any]]:
+    """Return every request the generator counted, with its session and its cost as the site may state it."""
+    requests = []
+    for path in sorted(DEMO_EXPECTED.glob("*-*.json")):
+        doc = json.loads(path.read_bytes())
+        for request in doc["requests"]:
+            # The halt gate: a session with an unpriced request states no cost at all; its tokens count.
+            cost = None if doc["cost_usd"] is None else Decimal(request["cost_usd"])
+            at = datetime.strptime(request["at"], "%Y-%m-%dT%H:%M:%S.%f%z")
+            requests.append({"session": doc["session_id"], "at": at, "model": request["model"], "tokens": request["tokens"], "cost": cost})
+    return sorted(requests, key=lambda r: r["at"])
+
+
+def entry(start: datetime, end: datetime, members: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum the requests of one window as data/usage.json states it."""
+    priced = [r["cost"] for r in members if r["cost"] is not None]
+    return {
+        "start": start.isoformat(), "end": end.isoformat(),
+        "tokens": {c: sum(r["tokens"][c] for r in members) for c in CATEGORIES},
+        "cost_usd": f"{sum(priced, Decimal(0)):.10f}" if priced else None,
+        "cost_complete": len(priced) == len(members),
+        "requests": len(members),
+        "sessions": len({r["session"] for r in members}),
+        "models": sorted({r["model"] for r in members}),
+    }
+
+
+def truth_blocks(requests: list[dict[str, Any]], zone: ZoneInfo) -> list[dict[str, Any]]:
+    """Cut 5-hour blocks by the stated rule: UTC hour of the first request; a new one at the end or after a gap over 5 h."""
+    groups: list[tuple[datetime, list[dict[str, Any]]]] = []
+    for request in requests:
+        at = request["at"].astimezone(UTC)
+        if not groups or at >= groups[-1][0] + FIVE_HOURS or at - groups[-1][1][-1]["at"] > FIVE_HOURS:
+            groups.append((datetime(at.year, at.month, at.day, at.hour, tzinfo=UTC), []))
+        groups[-1][1].append(request)
+    return [entry(start.astimezone(zone), (start + FIVE_HOURS).astimezone(zone), members) for start, members in groups]
+
+
+def truth_calendar(requests: list[dict[str, Any]], zone: ZoneInfo, kind: str) -> list[dict[str, Any]]:
+    """Group requests by the local day, ISO week or month they fall in, each window from local midnight to local midnight."""
+    groups: dict[date, list[dict[str, Any]]] = {}
+    for request in requests:
+        day = request["at"].astimezone(zone).date()
+        first = {"days": day, "weeks": day - timedelta(days=day.isoweekday() - 1), "months": day.replace(day=1)}[kind]
+        groups.setdefault(first, []).append(request)
+
+    def midnight(day: date) -> datetime:
+        # No demo day of these zones starts in a DST gap: the wall-clock midnight exists.
+        return datetime.combine(day, time(0), tzinfo=zone)
+
+    out = []
+    for first in sorted(groups):
+        if kind == "days":
+            following = first + timedelta(days=1)
+        elif kind == "weeks":
+            following = first + timedelta(weeks=1)
+        else:
+            following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
+        out.append(entry(midnight(first), midnight(following), groups[first]))
+    return out
+
+
+def truth_usage(tz: str) -> dict[str, Any]:
+    """Return data/usage.json as the ground truth gives it for one zone."""
+    zone = ZoneInfo(tz)
+    requests = truth_requests()
+    return {
+        "tz": tz,
+        "blocks": truth_blocks(requests, zone),
+        **{kind: truth_calendar(requests, zone, kind) for kind in ("days", "weeks", "months")},
+        "untimed": {"requests": 0, "tokens": {c: 0 for c in CATEGORIES}},
+    }
+
+
+@pytest.fixture(scope="module", params=ZONES)
+def zoned_site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """Build the demo corpus with `--tz` set to each zone."""
+    tz = request.param
+    folder = tmp_path_factory.mktemp("usage-" + tz.replace("/", "-"))
+    assert build(DEMO_CORPUS, folder / "site", folder / "cache", "--tz", tz) in (0, 1)
+    return tz, folder / "site"
+
+
+# -- data/usage.json --------------------------------------------------------------------------------------------------------
+
+
+def test_usage_json_matches_the_ground_truth(zoned_site: tuple[str, Path]) -> None:
+    """Every block, day, week and month of data/usage.json: bounds, tokens, cost, completeness, sessions and models."""
+    tz, site = zoned_site
+    built = json.loads((site / "data" / "usage.json").read_bytes())
+    expected = truth_usage(tz)
+    for kind in ("blocks", "days", "weeks", "months"):
+        assert built[kind] == expected[kind], kind
+    assert built == expected
+    # The sums hold the whole corpus: every counted token is in exactly one window of each kind.
+    corpus = json.loads((DEMO_EXPECTED / "corpus.json").read_bytes())
+    for kind in ("blocks", "days", "weeks", "months"):
+        assert {c: sum(w["tokens"][c] for w in built[kind]) for c in CATEGORIES} == corpus["tokens_total"]
+
+
+def test_windows_carry_the_offset_of_their_zone(zoned_site: tuple[str, Path]) -> None:
+    """Starts and ends are ISO 8601 with an explicit offset; days start at local midnight, blocks at a UTC hour."""
+    tz, site = zoned_site
+    built = json.loads((site / "data" / "usage.json").read_bytes())
+    pattern = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$")
+    for kind in ("blocks", "days", "weeks", "months"):
+        for window in built[kind]:
+            assert pattern.match(window["start"]) and pattern.match(window["end"]), window
+    assert all(w["start"][11:19] == "00:00:00" for w in built["days"] + built["weeks"] + built["months"])
+    assert all(datetime.fromisoformat(w["start"]).weekday() == 0 for w in built["weeks"])
+    minutes = {datetime.fromisoformat(w["start"]).minute for w in built["blocks"]}
+    assert minutes == ({30} if tz == "Asia/Kolkata" else {0})
+    if tz == "America/New_York":
+        offsets = {w["start"][-6:] for w in built["days"]}
+        assert offsets == {"-04:00", "-05:00"}  # the demo's days fall on both sides of a DST change
+
+
+def test_an_unpriced_session_counts_its_tokens_and_marks_the_cost_incomplete(zoned_site: tuple[str, Path]) -> None:
+    """A window holding an unpriced session's requests says its cost leaves them out; the demo has such windows."""
+    _, site = zoned_site
+    built = json.loads((site / "data" / "usage.json").read_bytes())
+    incomplete = [w for w in built["days"] if not w["cost_complete"]]
+    assert incomplete
+    assert any("claude-nimbus-9" in w["models"] for w in incomplete)
+
+
+# -- the block rule ---------------------------------------------------------------------------------------------------------
+
+
+def at(text: str) -> datetime:
+    """Parse a UTC instant."""
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def test_a_block_starts_at_the_hour_of_its_first_request() -> None:
+    """The first request at 10:55:30 opens the block at 10:00, which ends at 15:00."""
+    assert block_starts([at("2025-01-01T10:55:30")]) == [at("2025-01-01T10:00:00")]
+
+
+def test_a_request_at_the_block_end_opens_the_next_block() -> None:
+    """Exactly 5 h after the block's start is outside it (and floored again); a millisecond earlier is inside."""
+    times = [at("2025-01-01T10:20:00"), at("2025-01-01T14:59:59.999"), at("2025-01-01T15:00:00")]
+    assert block_starts(times) == [at("2025-01-01T10:00:00"), at("2025-01-01T10:00:00"), at("2025-01-01T15:00:00")]
+
+
+def test_a_gap_over_five_hours_opens_a_block_at_the_hour_of_the_next_request() -> None:
+    """After a gap the next block starts at its own first request's hour, not at the end of the last block."""
+    times = [at("2025-01-01T10:00:00"), at("2025-01-01T16:40:00"), at("2025-01-01T20:59:00"), at("2025-01-01T21:00:00")]
+    assert block_starts(times) == [at("2025-01-01T10:00:00"), at("2025-01-01T16:00:00"), at("2025-01-01T16:00:00"), at("2025-01-01T21:00:00")]
+
+
+def request(when: str | None, session: str = "s1", model: str = "m", cost: str | None = "1") -> UsageRequest:
+    """Return one request of 10 input tokens."""
+    return UsageRequest(session, None if when is None else at(when), model, Tokens(input=10), None if cost is None else Decimal(cost))
+
+
+def test_windows_of_a_dst_day_and_untimed_requests() -> None:
+    """The day New York leaves DST lasts 25 h; a request without a time is in no window and counted apart."""
+    usage = usage_windows([request("2025-11-02T12:00:00"), request(None), request("2025-11-02T13:00:00", "s2", "n", None)], "America/New_York")
+    (day,) = usage.days
+    assert (day.start.isoformat(), day.end.isoformat()) == ("2025-11-02T00:00:00-04:00", "2025-11-03T00:00:00-05:00")
+    assert (day.tokens.input, day.cost, day.priced, day.requests, day.sessions, day.models) == (20, Decimal(1), 1, 2, 2, ["m", "n"])
+    assert not day.cost_complete
+    assert (usage.untimed_requests, usage.untimed_tokens.input) == (1, 10)
+    (week,) = usage.weeks
+    assert (week.start.isoformat(), week.end.isoformat()) == ("2025-10-27T00:00:00-04:00", "2025-11-03T00:00:00-05:00")
+
+
+def test_a_day_whose_midnight_is_skipped_starts_when_it_begins() -> None:
+    """Santiago's clocks went from 00:00 to 01:00 on 2024-09-08: that day starts at 01:00 local."""
+    (day,) = usage_windows([request("2024-09-08T12:00:00")], "America/Santiago").days
+    assert day.start.isoformat() == "2024-09-08T01:00:00-03:00"
+
+
+# -- --tz, times on pages, and the index ---------------------------------------------------------------------------------
+
+
+def test_an_unknown_zone_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--tz Mars/Olympus` (and `localtime`, which differs by machine) stops before any work with one line."""
+    for name in ("Mars/Olympus", "localtime", "../etc/passwd"):
+        code = main(["build", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--tz", name])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err.count("\n") == 1 and "--tz" in err, err
+    assert not (tmp_path / "cache").exists()
+    assert check_zone("Asia/Kolkata") == "Asia/Kolkata"
+
+
+def test_short_time_shows_the_chosen_zone() -> None:
+    """An instant is shown in the zone the build's pages use."""
+    try:
+        show_times_in("Asia/Kolkata")
+        assert short_time("2025-10-08T09:31:41.687Z") == "2025-10-08 15:01"
+        show_times_in("UTC")
+        assert short_time("2025-10-08T09:31:41.687Z") == "2025-10-08 09:31"
+        assert short_time(None) == "—"
+    finally:
+        show_times_in("UTC")
+
+
+def test_every_page_states_the_zone_and_shows_times_in_it(zoned_site: tuple[str, Path]) -> None:
+    """The footer of every page names the zone; a session's start on the index is shown in it."""
+    tz, site = zoned_site
+    pages = sorted(site.rglob("*.html"))
+    assert pages
+    for page in pages:
+        assert f'Times are in <span class="tz">{tz}</span>.' in page.read_text(encoding="utf-8"), page
+    index = (site / "index.html").read_text(encoding="utf-8")
+    started = json.loads((site / "data" / "index.json").read_bytes())["sessions"][0]["started_at"]
+    local = datetime.fromisoformat(started).astimezone(ZoneInfo(tz))
+    assert f'<td class="col-date">{local:%Y-%m-%d %H:%M}</td>' in index
+
+
+def test_the_index_shows_bounded_tables_and_marks_the_busiest_block(zoned_site: tuple[str, Path]) -> None:
+    """Daily, weekly and monthly tables, most recent first and bounded; one busiest bar, the block with the most tokens."""
+    tz, site = zoned_site
+    index = (site / "index.html").read_text(encoding="utf-8")
+    built = json.loads((site / "data" / "usage.json").read_bytes())
+    for kind, limit in TABLE_ROWS.items():
+        table = re.search(rf'<table class="usage-table usage-{kind}">.*?</table>', index, re.S)
+        assert table, kind
+        rows = re.findall(r'<td class="col-date">([^<]*)</td>', table.group(0))
+        assert len(rows) == min(limit, len(built[kind]))
+        assert rows == sorted(rows, reverse=True)
+        start = built[kind][-1]["start"]
+        assert {"days": start[:10], "weeks": f"({start[5:10]} to", "months": start[:7]}[kind] in rows[0]
+    chart = re.search(r'<svg class="chart blocks".*?</svg>', index, re.S)
+    assert chart and "style=" not in chart.group(0) and "<script" not in chart.group(0)
+    assert chart.group(0).count('class="bar busiest"') == 1
+    busiest = max(built["blocks"], key=lambda w: sum(w["tokens"].values()))
+    title = re.search(r'class="bar busiest"[^>]*><title>([^<]*)</title>', chart.group(0))
+    assert title and f"{sum(busiest['tokens'].values()):,} tokens" in title.group(1)
+    start = datetime.fromisoformat(busiest["start"])
+    assert title.group(1).startswith(f"{start:%Y-%m-%d %H:%M}")
+
+
+# -- incremental and deterministic ------------------------------------------------------------------------------------------
+
+
+def test_a_no_change_build_writes_nothing_and_a_new_zone_rerenders(tmp_path: Path) -> None:
+    """A second build writes nothing; another --tz rewrites usage.json and the pages; back again equals the first build."""
+    from agenthropic_site.pipeline.build import run_build
+
+    def config(tz: str) -> BuildConfig:
+        return BuildConfig(corpus=DEMO_CORPUS, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), quiet=True, tz=tz)
+
+    run_build(config("UTC"))
+    first = (tmp_path / "site" / "data" / "usage.json").read_bytes()
+    first_index = (tmp_path / "site" / "index.html").read_bytes()
+    again = run_build(config("UTC"))
+    assert again.pages_written == 0
+    moved = run_build(config("Asia/Kolkata"))
+    assert moved.pages_written > 2
+    assert json.loads((tmp_path / "site" / "data" / "usage.json").read_bytes())["tz"] == "Asia/Kolkata"
+    run_build(config("UTC"))
+    assert (tmp_path / "site" / "data" / "usage.json").read_bytes() == first
+    assert (tmp_path / "site" / "index.html").read_bytes() == first_index
+
+
+def test_usage_bytes_are_the_same_from_two_fresh_caches(tmp_path: Path, zoned_site: tuple[str, Path]) -> None:
+    """Another output and cache folder give the same data/usage.json and index."""
+    tz, site = zoned_site
+    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache", "--tz", tz) in (0, 1)
+    for rel in ("data/usage.json", "index.html"):
+        assert (tmp_path / "site" / rel).read_bytes() == (site / rel).read_bytes(), rel
