@@ -1544,7 +1544,8 @@ BLOCK_RULES = {
         "the two tools count different requests, or the same request at another time (the session rules "
         "above: sidechain replays at the replay's time, copies under a replaced message id, lines one tool skips)"
     ),
-    "block-end-instant": "a request at exactly the block's start + 5 h: ccusage keeps it in that block, we start the next one",
+    "block-end-instant": ("a request at exactly the block's start + 5 h: we keep it in that block (ccusage's rule when this was "
+                          "written), this ccusage starts the next one"),
 }
 
 
@@ -1625,14 +1626,14 @@ def compare_blocks(cc_report: dict[str, Any], usage: dict[str, Any], our_times: 
     theirs = [(key(utc_instant(b["startTime"])), key(utc_instant(b["endTime"])), int(b.get("totalTokens", 0)))
               for b in cc_report.get("blocks", []) if not b.get("isGap")]
     checks = []
-    ours_cut = [key(t) for t in cut_blocks([utc_instant(t) for t in our_times], end_inclusive=False)]
+    ours_cut = [key(t) for t in cut_blocks([utc_instant(t) for t in our_times], end_inclusive=True)]
     if ours_cut != [start for start, _, _ in ours]:
         checks.append("our requests cut by our rule do not give our data/usage.json blocks")
     cc_cut = [key(t) for t in cut_blocks([utc_instant(t) for t in cc_times], end_inclusive)]
     if cc_cut != [start for start, _, _ in theirs]:
         checks.append("ccusage's requests (re-derived) cut by its measured rule do not give its blocks")
     # ccusage's own requests under our end rule: what differs from ccusage is the end rule, what differs from us the requests.
-    their_requests_our_rule = {key(t) for t in cut_blocks([utc_instant(t) for t in cc_times], end_inclusive=False)}
+    their_requests_our_rule = {key(t) for t in cut_blocks([utc_instant(t) for t in cc_times], end_inclusive=True)}
     our_bounds = {(start, end) for start, end, _ in ours}
     their_bounds = {(start, end) for start, end, _ in theirs}
     only_ours = sorted(start for start, _ in our_bounds - their_bounds)
@@ -1689,7 +1690,7 @@ def main() -> int:
     print(f"ccusage {version}: ccusage {' '.join(command)}  (CLAUDE_CONFIG_DIR=<tmp>)")
     end_inclusive = probe_block_end(command)
     print(f"ccusage {' '.join(blocks_command(command))}: a request at exactly a block's start + 5 h is "
-          + ("kept in that block (measured)" if end_inclusive else "the start of the next block (measured), as with us"))
+          + ("kept in that block (measured), as with us" if end_inclusive else "the start of the next block (measured): ccusage changed its rule"))
     print(f"agenthropic: agenthropic build --corpus <tmp>/projects --out <tmp>/site --cache <tmp>/cache --now {NOW} -q")
     results = []
     for corpus in corpora:

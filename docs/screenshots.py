@@ -38,6 +38,7 @@ SHOTS = {
     "transcript": ("transcript", "details.call"),
     "usage": ("index", "section.usage"),
     "context": ("session", "section.context-growth"),
+    "project": ("project", "section.weeks"),
     "report": ("report", None),
 }
 

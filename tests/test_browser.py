@@ -148,7 +148,7 @@ def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path
     """
     width, height = 1000, 700
     written = screenshots.take_screenshots(demo_site, tmp_path / "shots", width=width, height=height, browser=browser)
-    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "context", "index", "report", "session", "transcript", "usage"]
+    assert sorted(written) == sorted(screenshots.SHOTS) == ["agent", "context", "index", "project", "report", "session", "transcript", "usage"]
     for name, path in written.items():
         assert path == tmp_path / "shots" / f"{name}.png" and path.is_file()
         data = path.read_bytes()
@@ -338,4 +338,21 @@ def test_demo_transcripts_read_like_what_happened(demo_site: Path, context) -> N
     edit.locator("summary").first.click()
     assert edit.locator("del.diff-del").first.is_visible() and edit.locator("ins.diff-add").first.is_visible()
     assert page.locator("details.call div.result").count() >= 1
+    assert opened.problems == []
+
+
+@pytest.mark.parametrize(("which", "chart", "marks"), [
+    ("index", "section.usage svg.chart.blocks", "rect.bar.busiest"),
+    ("session", "section.context-growth svg.context-chart", "polyline.series"),
+    ("agent", "svg.context-chart", "polyline.series"),
+    ("project", "section.weeks svg.chart", "rect.bar"),
+])
+def test_insight_charts_are_drawn(demo_site: Path, context, which: str, chart: str, marks: str) -> None:
+    """Each insight chart shows on its page, with the marks it is made of, and no console error."""
+    opened = Opened(context, demo_pages(demo_site)[which])
+    drawn = opened.page.locator(chart).first
+    assert drawn.is_visible()
+    box = drawn.bounding_box()
+    assert box is not None and box["width"] > 200 and box["height"] > 80
+    assert drawn.locator(marks).count() >= 1
     assert opened.problems == []

@@ -56,11 +56,11 @@ def entry(start: datetime, end: datetime, members: list[dict[str, Any]]) -> dict
 
 
 def truth_blocks(requests: list[dict[str, Any]], zone: ZoneInfo) -> list[dict[str, Any]]:
-    """Cut 5-hour blocks by the stated rule: UTC hour of the first request; a new one at the end or after a gap over 5 h."""
+    """Cut 5-hour blocks by the stated rule: UTC hour of the first request; a new one past the end or after a gap over 5 h."""
     groups: list[tuple[datetime, list[dict[str, Any]]]] = []
     for request in requests:
         at = request["at"].astimezone(UTC)
-        if not groups or at >= groups[-1][0] + FIVE_HOURS or at - groups[-1][1][-1]["at"] > FIVE_HOURS:
+        if not groups or at - groups[-1][0] > FIVE_HOURS or at - groups[-1][1][-1]["at"] > FIVE_HOURS:
             groups.append((datetime(at.year, at.month, at.day, at.hour, tzinfo=UTC), []))
         groups[-1][1].append(request)
     return [entry(start.astimezone(zone), (start + FIVE_HOURS).astimezone(zone), members) for start, members in groups]
@@ -167,15 +167,15 @@ def test_a_block_starts_at_the_hour_of_its_first_request() -> None:
     assert block_starts([at("2025-01-01T10:55:30")]) == [at("2025-01-01T10:00:00")]
 
 
-def test_a_request_at_the_block_end_opens_the_next_block() -> None:
-    """Exactly 5 h after the block's start is outside it (and floored again); a millisecond earlier is inside."""
-    times = [at("2025-01-01T10:20:00"), at("2025-01-01T14:59:59.999"), at("2025-01-01T15:00:00")]
+def test_a_request_at_the_block_end_stays_in_it_and_one_past_it_opens_the_next() -> None:
+    """Exactly 5 h after the block's start is still inside it (ccusage's `>`); a millisecond later opens a block, floored again."""
+    times = [at("2025-01-01T10:20:00"), at("2025-01-01T15:00:00"), at("2025-01-01T15:00:00.001")]
     assert block_starts(times) == [at("2025-01-01T10:00:00"), at("2025-01-01T10:00:00"), at("2025-01-01T15:00:00")]
 
 
 def test_a_gap_over_five_hours_opens_a_block_at_the_hour_of_the_next_request() -> None:
     """After a gap the next block starts at its own first request's hour, not at the end of the last block."""
-    times = [at("2025-01-01T10:00:00"), at("2025-01-01T16:40:00"), at("2025-01-01T20:59:00"), at("2025-01-01T21:00:00")]
+    times = [at("2025-01-01T10:00:00"), at("2025-01-01T16:40:00"), at("2025-01-01T20:59:00"), at("2025-01-01T21:00:00.001")]
     assert block_starts(times) == [at("2025-01-01T10:00:00"), at("2025-01-01T16:00:00"), at("2025-01-01T16:00:00"), at("2025-01-01T21:00:00")]
 
 

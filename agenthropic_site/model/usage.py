@@ -120,15 +120,15 @@ def block_starts(times: Sequence[datetime]) -> list[datetime]:
     """Return the start of each request's 5-hour block; `times` are aware and sorted.
 
     ccusage's rule (`identifySessionBlocks`): a block starts at its first request's time floored
-    to the UTC hour and lasts 5 hours; a request at or after the block's end, or more than 5 hours
-    after the previous request, starts a new block. (ccusage keeps a request at exactly the end
-    in the block it closes; see docs/cost.md.)
+    to the UTC hour and lasts 5 hours; a request more than 5 hours after the block's start, or
+    more than 5 hours after the previous request, starts a new block (so a request at exactly the
+    end stays in the block it closes, as in ccusage; docs/cost.md).
     """
     starts: list[datetime] = []
     start = previous = None
     for at in times:
         moment = at.astimezone(UTC)
-        if start is None or previous is None or moment >= start + BLOCK or moment - previous > BLOCK:
+        if start is None or previous is None or moment - start > BLOCK or moment - previous > BLOCK:
             start = moment.replace(minute=0, second=0, microsecond=0)
         starts.append(start)
         previous = moment
