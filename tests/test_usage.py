@@ -293,3 +293,22 @@ def test_usage_bytes_are_the_same_from_two_fresh_caches(tmp_path: Path, zoned_si
     assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache", "--tz", tz) in (0, 1)
     for rel in ("data/usage.json", "index.html"):
         assert (tmp_path / "site" / rel).read_bytes() == (site / rel).read_bytes(), rel
+
+
+def test_a_new_session_changes_only_the_windows_it_falls_in(demo_corpus: Path, tmp_path: Path) -> None:
+    """Every other window of data/usage.json keeps its bytes; the new session's request is in one block, day, week and month."""
+    from records import assistant, usage, user, write
+
+    assert build(demo_corpus, tmp_path / "site", tmp_path / "cache") in (0, 1)
+    before = json.loads((tmp_path / "site" / "data" / "usage.json").read_bytes())
+    sid = "12345678-1234-4234-8234-123456789abc"
+    when = "2026-03-04T09:30:00.000Z"  # a Wednesday; no demo request falls within 5 h of it
+    write(demo_corpus / "-home-u-new" / f"{sid}.jsonl", user("n0", "one more", session=sid, ts=when),
+          assistant("n1", "msg_new", "req_new", usage(100, 10), session=sid, ts=when))
+    assert build(demo_corpus, tmp_path / "site", tmp_path / "cache") in (0, 1)
+    after = json.loads((tmp_path / "site" / "data" / "usage.json").read_bytes())
+    moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    for kind in ("blocks", "days", "weeks", "months"):
+        covering = [w for w in after[kind] if datetime.fromisoformat(w["start"]) <= moment <= datetime.fromisoformat(w["end"])]
+        assert len(covering) == 1 and covering[0]["tokens"]["input"] >= 100, kind
+        assert [w for w in after[kind] if w is not covering[0]] == [w for w in before[kind] if w["start"] != covering[0]["start"]], kind
