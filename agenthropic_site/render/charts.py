@@ -321,16 +321,19 @@ def week_chart(weeks: Sequence[tuple[date, Decimal | int]], label: str, money: b
     return Markup("".join(parts))
 
 
-def session_context_chart(session: SessionView, agent_id: str | None = None) -> Markup:
-    """Draw a session's context growth (every agent), or one agent's, with the boundaries of the agents drawn."""
-    points = [point for point in session.context if agent_id is None or point.agent_id == agent_id]
+def session_context_chart(session: SessionView, agent_id: str | None = None, points: Sequence[ContextPoint] | None = None) -> Markup:
+    """Draw a session's context growth (every agent), or one agent's (`points`, its own, when the caller has them), with the boundaries drawn."""
+    if points is None:
+        points = [point for point in session.context if agent_id is None or point.agent_id == agent_id]
     boundaries = [
         (c.at, f"compaction of {'main' if c.agent_id == session.session_id else c.agent_id} at {c.at}")
         for c in session.compactions
         if c.at and (agent_id is None or c.agent_id == agent_id)
     ]
+    # Only the agents drawn are named: an agent page of a session of 1,000 agents names one.
+    drawn = {point.agent_id for point in points}
     labels = {agent.agent_id: "main" if agent.agent_id == session.session_id else agent.description or agent.agent_type or agent.agent_id
-              for agent in session.agents}
+              for agent in session.agents if agent.agent_id in drawn}
     return context_chart(points, boundaries, labels, "context size per request over time")
 
 

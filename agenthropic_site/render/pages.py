@@ -19,7 +19,7 @@ from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
-from agenthropic_site.model.insights import cache_efficiency, mcp_servers, most_expensive, tool_totals, weekly
+from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, show_times_in, signed_usd, thousands, usd
@@ -61,7 +61,7 @@ def _env(dirs: list[Path], bytecode_dir: Path | None) -> jinja2.Environment:
     env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX)
     # What the insight sections compute from the model while a page renders (model/insights.py).
     env.globals.update(session_context_chart=session_context_chart, weeks_charts=weeks_charts, weekly=weekly, most_expensive=most_expensive,
-                       cache_efficiency=cache_efficiency, tool_totals=tool_totals, mcp_servers=mcp_servers)
+                       cache_efficiency=cache_efficiency, tool_totals=tool_totals, mcp_servers=mcp_servers, largest_requests=largest_requests)
     return env
 
 
@@ -74,6 +74,30 @@ def site_digest(model: SiteModel, dirs: list[Path], redact: bool) -> str:
         f"{model.lower_bound}|{model.unknown_spend}|"
         f"{shutil.which('dot') is not None}|redact={redact}|tz={model.usage.tz}".encode(),
     )
+
+
+@dataclass
+class SessionLookups:
+    """What every page of one session looks up, made once per session: a session of 1,000 agents has 1,000 agent pages."""
+
+    agents: dict[str, AgentView]
+    spawned: dict[str, str]  # tool use id -> the agent (with a transcript) that call spawned
+    labels: dict[str, str]  # agent id -> its description, else type, else id
+    context_of: dict[str, list[ContextPoint]]  # agent id -> its requests' context sizes, in time order
+
+    @classmethod
+    def of(cls, session: SessionView) -> SessionLookups:
+        """Index one session's view."""
+        agents = session.agent_map
+        context_of: dict[str, list[ContextPoint]] = defaultdict(list)
+        for point in session.context:
+            context_of[point.agent_id].append(point)
+        return cls(
+            agents=agents,
+            spawned={edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id") and agents[edge["child"]].has_transcript},
+            labels={agent.agent_id: agent.description or agent.agent_type or agent.agent_id for agent in session.agents},
+            context_of=dict(context_of),
+        )
 
 
 class Renderer:
@@ -234,13 +258,14 @@ class Renderer:
             (masks or Redactor()).view(view)
         return view
 
-    def _context(self, session: SessionView, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],
+    @staticmethod
+    def _context(lookups: SessionLookups, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],
                  messages: list[Message], agent_href: Callable[[str], str]) -> TranscriptContext:
         """Say how one transcript's messages link, from pages in a folder `to_session` below the session's folder."""
         return TranscriptContext(
-            spawned=self._spawned(session),
+            spawned=lookups.spawned,
             agent_href=agent_href,
-            agent_labels={agent.agent_id: agent.description or agent.agent_type or agent.agent_id for agent in session.agents},
+            agent_labels=lookups.labels,
             session_href=lambda other: f"{to_session}../{other}/index.html",
             requests=requests,
             turns=turns,
@@ -248,26 +273,20 @@ class Renderer:
             request_at=index_requests(messages),
         )
 
-    @staticmethod
-    def _spawned(session: SessionView) -> dict[str, str]:
-        agents = session.agent_map
-        return {edge["tool_use_id"]: edge["child"] for edge in session.edges if edge.get("tool_use_id") and agents[edge["child"]].has_transcript}
-
     def render_session(self, session: SessionView, masks: Redactor | None) -> None:
         """Render a session's JSON, page, transcript pages, agent pages and search shard."""
         sid = session.session_id
         project = self.project_of[session.project]
         # The JSON and the page are judged by the session's inputs (render_batch recorded their digests).
         self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
-        agents = session.agent_map
-        spawned = self._spawned(session)
+        lookups = SessionLookups.of(session)
+        agents = lookups.agents
         requests = self.source.requests(sid)
-        excluded = session.excluded_reason is not None
         search: list[SearchEntry] = []
         messages = self.transcript(sid, sid, masks)
         own = requests.get(sid, {})
-        turns = turns_of(messages, own, spawned, agents, excluded)
-        context = self._context(session, own, "../", turns, messages, lambda agent_id: f"../agents/{agent_id}.html")
+        turns = turns_of(messages, own, lookups.spawned, agents, session.excluded_reason is not None)
+        context = self._context(lookups, own, "../", turns, messages, lambda agent_id: f"../agents/{agent_id}.html")
         layout = lay_out(messages, context)
         self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
         search += entries_of(messages, lambda index: f"sessions/{sid}/transcript/{layout.page_of(index)}.html")
@@ -291,30 +310,32 @@ class Renderer:
         )
         for agent in session.agents:
             if agent.agent_id != sid and agent.has_transcript:
-                search += self._agent_pages(session, project, agent, requests.get(agent.agent_id, {}), masks)
+                search += self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks)
         self.put(f"search/s/{sid}.js", shard_js(sid, search))
 
     def _agent_pages(
-        self, session: SessionView, project: Any, agent: AgentView, requests: dict[str, RequestFigures], masks: Redactor | None,
+        self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
+        masks: Redactor | None,
     ) -> list[SearchEntry]:
         """Write an agent's page, with its transcript on it when short, else paged beside it; return its search entries."""
         sid, aid = session.session_id, agent.agent_id
         messages = self.transcript(sid, aid, masks)
-        turns = turns_of(messages, requests, self._spawned(session), session.agent_map, session.excluded_reason is not None)
+        turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
-            inline = lay_out(messages, self._context(session, requests, "../", turns, messages, lambda other: f"{other}.html"))
+            inline = lay_out(messages, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"))
             if len(inline.pages) == 1:
-                self._agent_page(session, project, agent, inline, paged=False)
+                self._agent_page(session, lookups, project, agent, inline, paged=False)
                 return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}.html")
-        layout = lay_out(messages, self._context(session, requests, "../../", turns, messages, lambda other: f"../{other}.html"))
+        layout = lay_out(messages, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"))
         self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
-        self._agent_page(session, project, agent, layout, paged=True)
+        self._agent_page(session, lookups, project, agent, layout, paged=True)
         return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html")
 
-    def _agent_page(self, session: SessionView, project: Any, agent: AgentView, layout: Layout, paged: bool) -> None:
+    def _agent_page(self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, layout: Layout, paged: bool) -> None:
         rel = f"sessions/{session.session_id}/agents/{agent.agent_id}.html"
         self.put(rel, self.html(
-            rel, "agent.html", session=session, project=project, agent=agent, agents=session.agent_map, outline=layout.outline,
+            rel, "agent.html", session=session, project=project, agent=agent, agents=lookups.agents, outline=layout.outline,
+            own_context=lookups.context_of.get(agent.agent_id, []),
             pages=len(layout.pages) if paged else 0, body=None if paged else Markup(layout.body(1)),
             shard=f"../../../search/s/{session.session_id}.js",
         ))
