@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from agenthropic_site.parse.model import Message
 
@@ -16,9 +16,11 @@ def _instant_ms(timestamp: str | None) -> int | None:
     if not timestamp:
         return None
     try:
-        return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
     except ValueError:
         return None
+    # A time without an offset is read as UTC, never as this machine's zone: the figure is stored and shown.
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
 
 
 def tool_calls(messages: list[Message]) -> list[ToolCall]:

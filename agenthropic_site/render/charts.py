@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from markupsafe import Markup, escape
@@ -130,7 +130,9 @@ def safe_mark_href(href: str) -> bool:
 
 
 def _seconds(instant: str) -> float:
-    return datetime.fromisoformat(instant.replace("Z", "+00:00")).timestamp()
+    moment = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+    # An instant without an offset is UTC, never this machine's zone: the chart's bytes must not depend on it.
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def step_chart(points: list[tuple[str, Decimal | str]], label: str, marks: Sequence[tuple[str, str, str]] = ()) -> Markup:
