@@ -30,10 +30,8 @@ def expected(session_id: str) -> dict[str, Any]:
 
 
 def requests_of(session_id: str) -> list[dict[str, Any]]:
-    truth = expected(session_id)
-    if "requests" not in truth:
-        pytest.skip("fixtures/expected has no per-request list")
-    return truth["requests"]
+    """Return the requests the generator recorded as counted in a session (fixtures/truth.py)."""
+    return expected(session_id)["requests"]
 
 
 def site_session(site: Path, session_id: str) -> dict[str, Any]:

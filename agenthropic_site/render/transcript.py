@@ -405,7 +405,7 @@ def _single(inputs: dict[str, Any], key: str, extra: str | None = None) -> Call 
 
 
 # Status -> (class, marker, title); any other status is shown as pending.
-TODO_STATUS = {
+CHECKLIST_STATUS = {
     "completed": ("todo-done", "✓", "completed"),
     "in_progress": ("todo-active", "▸", "in progress"),
     "pending": ("todo-pending", "○", "pending"),
@@ -419,7 +419,7 @@ def _todo_write(inputs: dict[str, Any]) -> Call | None:
     done = sum(1 for todo in todos if todo.get("status") == "completed")
     items = []
     for todo in todos:
-        css, mark, label = TODO_STATUS.get(str(todo.get("status")), ("todo-pending", "○", "pending"))
+        css, mark, label = CHECKLIST_STATUS.get(str(todo.get("status")), ("todo-pending", "○", "pending"))
         content = _str(todo.get("content")) or _pretty(todo.get("content"))
         items.append(f'<li class="{css}"><span class="mark" title="{label}">{mark}</span> {_e(content)}</li>')
     return Call(
