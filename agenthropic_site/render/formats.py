@@ -7,12 +7,9 @@ from decimal import Decimal
 
 from markupsafe import Markup
 
-from agenthropic_site.config import zone_of
 from agenthropic_site.render.markdown import render_markdown
 
 PREVIEW_CHARS = 2_000  # characters of a long text shown before "show all"
-# The zone pages show times in: the build's `--tz`, set once per rendering process (show_times_in).
-_display_zone: list[tzinfo] = [UTC]
 
 
 def usd(amount: Decimal | None) -> str:
@@ -36,13 +33,8 @@ def thousands(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
-def show_times_in(tz: str) -> None:
-    """Make `short_time` show instants in the zone `tz` (a checked IANA name) in this process."""
-    _display_zone[0] = zone_of(tz)
-
-
-def short_time(instant: str | None) -> str:
-    """Show an ISO instant as `YYYY-MM-DD HH:MM` in the build's zone (`show_times_in`, UTC by default)."""
+def short_time(instant: str | None, zone: tzinfo = UTC) -> str:
+    """Show an ISO instant as `YYYY-MM-DD HH:MM` in a zone (the build's `--tz`; UTC unless given)."""
     if not instant:
         return "—"
     try:
@@ -51,7 +43,7 @@ def short_time(instant: str | None) -> str:
         return f"{instant[:10]} {instant[11:16]}"  # not an instant: shown as written
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(_display_zone[0]).strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
 
 
 def duration(start: str | None, end: str | None) -> str:

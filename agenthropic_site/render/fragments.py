@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, tzinfo
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -52,6 +53,7 @@ class TranscriptContext:
     # message_id -> index of the one message that shows its figures (from index_requests()); a reply
     # split by tool results into several messages of one id shows them once. Empty: every message does.
     request_at: dict[str, int] = field(default_factory=dict)
+    zone: tzinfo = UTC  # times are shown in the build's --tz
 
 
 # --- formatting -------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, tzinfo
+
 from agenthropic_site.model.views import AgentView
 from agenthropic_site.render.formats import short_time, usd
 
@@ -41,11 +43,11 @@ def linked_by(agent: AgentView) -> str:
     return PROVENANCE.get(agent.edge_source, agent.edge_source)
 
 
-def status_words(status: str, last_active: str | None) -> str:
+def status_words(status: str, last_active: str | None, zone: tzinfo = UTC) -> str:
     """Say a status; for `unknown` (no hook event says otherwise) say when the agent was last active instead."""
     if status != "unknown":
         return status
-    return f"last active {short_time(last_active)}" if last_active else "status unknown"
+    return f"last active {short_time(last_active, zone)}" if last_active else "status unknown"
 
 
 def shorten(text: str | None, limit: int) -> str:
@@ -59,13 +61,13 @@ def shorten(text: str | None, limit: int) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
 
-def node_label(agent: AgentView, excluded: bool) -> str:
+def node_label(agent: AgentView, excluded: bool, zone: tzinfo = UTC) -> str:
     """Say what a graph node shows: its description, its type, then status and subtree cost (tokens where no cost is known)."""
     if not agent.has_transcript:
         figure = "transcript not in the corpus"
     else:
         figure = f"{agent.subtree_tokens.total:,} tokens" if excluded else usd(agent.subtree_cost)
-    lines = [shorten(agent.description, LABEL_CHARS), agent_type(agent), f"{status_words(agent.status, agent.last_seen_at)} · {figure}"]
+    lines = [shorten(agent.description, LABEL_CHARS), agent_type(agent), f"{status_words(agent.status, agent.last_seen_at, zone)} · {figure}"]
     return "\n".join(line for line in lines if line)
 
 

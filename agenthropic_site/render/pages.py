@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import jinja2
 from markupsafe import Markup
 
 from agenthropic_site import __version__, code_identity
+from agenthropic_site.config import zone_of
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
@@ -22,7 +25,7 @@ from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerende
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
-from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, show_times_in, signed_usd, thousands, usd
+from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of
 from agenthropic_site.render.redact import Redactor
@@ -54,10 +57,10 @@ class RenderStats:
     rendered: int = 0  # outputs produced from templates or data this build (written or not)
 
 
-def _env(dirs: list[Path], bytecode_dir: Path | None) -> jinja2.Environment:
+def _env(dirs: list[Path], bytecode_dir: Path | None, zone: tzinfo) -> jinja2.Environment:
     env = environment(dirs, bytecode_dir)
-    env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, short_time=short_time, markdown=markdown,
-                       linked_by=linked_by)
+    env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, markdown=markdown, linked_by=linked_by,
+                       short_time=functools.partial(short_time, zone=zone))
     env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX)
     # What the insight sections compute from the model while a page renders (model/insights.py).
     env.globals.update(session_context_chart=session_context_chart, weeks_charts=weeks_charts, weekly=weekly, most_expensive=most_expensive,
@@ -114,11 +117,11 @@ class Renderer:
         redact: bool = False,
     ) -> None:
         self.model = model
-        show_times_in(model.usage.tz)  # in this process, worker or not: every time a page shows is in the build's zone
         self.source = source
         self.writer = writer
         self.dirs = dirs
-        self.env = _env(dirs, source.bytecode_folder)
+        self.zone = zone_of(model.usage.tz)  # every time a page shows is in the build's --tz
+        self.env = _env(dirs, source.bytecode_folder, self.zone)
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}
         # What this output folder holds, from its own manifest: two folders built from one cache
@@ -258,8 +261,7 @@ class Renderer:
             (masks or Redactor()).view(view)
         return view
 
-    @staticmethod
-    def _context(lookups: SessionLookups, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],
+    def _context(self, lookups: SessionLookups, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],
                  messages: list[Message], agent_href: Callable[[str], str]) -> TranscriptContext:
         """Say how one transcript's messages link, from pages in a folder `to_session` below the session's folder."""
         return TranscriptContext(
@@ -271,6 +273,7 @@ class Renderer:
             turns=turns,
             results=index_results(messages),
             request_at=index_requests(messages),
+            zone=self.zone,
         )
 
     def render_session(self, session: SessionView, masks: Redactor | None) -> None:
@@ -369,7 +372,7 @@ class Renderer:
         nodes = [
             DrawNode(
                 agent_id=agent.agent_id,
-                label=node_label(agent, session.excluded_reason is not None),
+                label=node_label(agent, session.excluded_reason is not None, self.zone),
                 tooltip=node_tooltip(agent),
                 status=agent.status,
                 href="index.html" if agent.agent_id == session.session_id else f"agents/{agent.agent_id}.html" if agent.has_transcript else "#",

@@ -84,7 +84,8 @@ def _head(message: Message, index: int, prompt: bool, context: TranscriptContext
     role = "You" if prompt else message.role + (f" · {message.subtype}" if message.subtype else "")
     model = f'<span class="model">{escaped(message.model)}</span>' if message.model else ""
     figures = _turn(index, context) if prompt else _request(message, index, context)
-    return f'<div class="msg-head"><span class="role">{escaped(role)}</span>{model}{figures}<time>{escaped(short_time(message.timestamp))}</time></div>'
+    when = escaped(short_time(message.timestamp, context.zone))
+    return f'<div class="msg-head"><span class="role">{escaped(role)}</span>{model}{figures}<time>{when}</time></div>'
 
 
 def render_message(message: Message, index: int, context: TranscriptContext) -> str:
