@@ -22,12 +22,12 @@ from collections.abc import Callable, Mapping
 
 import orjson
 
+from agenthropic_site.audit import MANIFEST
 from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import UserError
 from agenthropic_site.render.manifest import STATE
 from agenthropic_site.render.writer import MARKER, has_marker, site_lock
 
-MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "agenthropic-snapshot/1"
 # A snapshot given to `diff` is untrusted: bound what it may make us hold in memory.
 MAX_SNAPSHOT_BYTES = 4 * 1024**3

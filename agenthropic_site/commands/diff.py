@@ -8,8 +8,6 @@ from pathlib import Path
 
 import orjson
 
-from agenthropic_site.audit.archive import ArchiveError, read_tree
-from agenthropic_site.audit.compare import DiffError, diff_json, diff_text, session_changes, tree_delta
 from agenthropic_site.errors import EXIT_FAILURES, EXIT_OK, report
 
 
@@ -32,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print the differences between two builds; return 0 identical, 1 different, 2 error."""
+    # Imported here: every command's options are registered on each start, `build` included.
+    from agenthropic_site.audit.archive import ArchiveError, read_tree
+    from agenthropic_site.audit.compare import DiffError, diff_json, diff_text, session_changes, tree_delta
+
     try:
         a, b = read_tree(args.a), read_tree(args.b)
         delta = tree_delta(a, b)

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from agenthropic_site.audit.archive import MANIFEST, SNAPSHOT_SUFFIXES, ArchiveError, default_snapshot_path, snapshot_mtime, snapshot_site
+from agenthropic_site.audit import MANIFEST
 from agenthropic_site.config import ConfigError, is_inside
 from agenthropic_site.errors import EXIT_OK, report
 
@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_snapshot(args: argparse.Namespace) -> int:
     """Write the snapshot and print its path; return the exit code."""
+    # Imported here: every command's options are registered on each start, `build` included.
+    from agenthropic_site.audit.archive import SNAPSHOT_SUFFIXES, ArchiveError, default_snapshot_path, snapshot_mtime, snapshot_site
+
     site: Path = args.site
     out: Path = args.out if args.out is not None else default_snapshot_path(site)
     try:

@@ -10,10 +10,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agenthropic_site.audit.verify import exit_code, run_checks, table
 from agenthropic_site.commands.options import verbosity_options
 from agenthropic_site.config import ConfigError, default_corpus_dir, is_inside, parse_instant
-from agenthropic_site.corpus import CorpusRootError, real_root
 from agenthropic_site.errors import report
 
 
@@ -44,6 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Run the checks on a temporary copy, print the table, and return the exit code."""
+    # Imported here: every command's options are registered on each start, `build` included.
+    from agenthropic_site.audit.verify import exit_code, run_checks, table
+    from agenthropic_site.corpus import CorpusRootError, real_root
+
     corpus = args.corpus if args.corpus is not None else default_corpus_dir(os.environ, Path.home())
     try:
         root = Path(real_root(corpus))
