@@ -13,8 +13,9 @@ from agenthropic_site.parse.model import Message
 KINDS = ("prompt", "answer", "tool-input", "tool-output", "thinking")
 
 # The payload is JSON inside a script: these characters would let text end the script element or
-# the call, or end a line in older JavaScript parsers, so they are written as \u escapes.
-_SCRIPT_UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+# the call, or end a line in older JavaScript parsers, so they are written as \u escapes. Replaced
+# in the UTF-8 bytes, a C scan each (str.translate took 1.9 s on a 54 MB session's 16 MB shard).
+_SCRIPT_UNSAFE = tuple((character.encode(), f"\\u{ord(character):04x}".encode()) for character in ("<", ">", "&", "\u2028", "\u2029"))
 
 
 @dataclass(frozen=True)
@@ -96,4 +97,7 @@ def sessions_js(entries: list[dict[str, str]]) -> bytes:
 
 def _json(value: Any) -> bytes:
     """Encode JSON (keys in the order given) that no text inside can end: no <, >, &, U+2028 or U+2029 left raw."""
-    return orjson.dumps(value).decode().translate(_SCRIPT_UNSAFE).encode()
+    data = orjson.dumps(value)
+    for raw, escaped in _SCRIPT_UNSAFE:
+        data = data.replace(raw, escaped)
+    return data
