@@ -385,6 +385,18 @@ def test_data_has_lists_what_each_message_holds() -> None:
     assert [is_prompt(message) for message in messages] == [True, False, False, False, False]
 
 
+def test_interrupt_markers_and_command_output_are_not_prompts_and_a_typed_command_is() -> None:
+    """Claude Code writes the interrupt marker and a local command's output as user text: neither opens a turn."""
+    messages = [
+        user(Block("text", "[Request interrupted by user]")),
+        user(Block("text", "[Request interrupted by user for tool use]")),
+        user(Block("text", "<local-command-stdout>Set model to opus</local-command-stdout>")),
+        user(Block("text", "<command-name>/model</command-name>\n<command-message>model</command-message>")),
+        user(Block("text", "  fix the failing test")),
+    ]
+    assert [is_prompt(message) for message in messages] == [False, False, False, True, True]
+
+
 def test_figures_show_once_per_request_and_a_copy_names_its_owner() -> None:
     messages = [
         user(Block("text", "go")),

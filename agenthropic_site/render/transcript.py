@@ -53,9 +53,17 @@ def _paired(block: Block, index: int, context: TranscriptContext) -> bool:
 # --- messages -------------------------------------------------------------------------------------
 
 
+# User text Claude Code writes itself: the marker of an interrupt (format §2, seen in 2.1.17 and
+# 2.1.25) and a local slash command's output. Neither opens a turn; a slash command the person typed does.
+NOT_TYPED = ("[Request interrupted by user", "<local-command-stdout>")
+
+
 def is_prompt(message: Message) -> bool:
     """Tell whether a message is one the person typed: a user message with text, not injected, not only tool results."""
-    return message.role == "user" and not message.is_meta and any(block.kind == "text" for block in message.blocks)
+    if message.role != "user" or message.is_meta:
+        return False
+    texts = [block.text for block in message.blocks if block.kind == "text"]
+    return bool(texts) and not texts[0].lstrip().startswith(NOT_TYPED)
 
 
 def _request(message: Message, index: int, context: TranscriptContext) -> str:
