@@ -77,6 +77,23 @@ def day_ticks(first: date, last: date) -> list[tuple[date, str]]:
     return [(first, first.isoformat())]
 
 
+def _time_bar(x: float, height: float, width: float, title: str) -> str:
+    """Draw one bar of a chart on a time axis, standing on the axis, with its hover title."""
+    return (f'<rect class="bar" x="{x:.2f}" y="{HEIGHT - PAD - height:.2f}" width="{width:.2f}" height="{height:.2f}">'
+            f"<title>{escape(title)}</title></rect>")
+
+
+def _time_ticks(first: date, last: date, day_px: float) -> list[str]:
+    """Draw the date ticks of a time axis from `first` to `last`, each label centred on its tick but kept inside the picture."""
+    parts = []
+    for day, text in day_ticks(first, last):
+        x = PAD + ((day - first).days + 0.5) * day_px
+        half = len(text) * CHAR_PX / 2
+        parts.append(f'<line class="tickmark" x1="{x:.2f}" y1="{HEIGHT - PAD}" x2="{x:.2f}" y2="{HEIGHT - PAD + 4}"/>')
+        parts.append(f'<text class="tick mid" x="{min(max(x, half), WIDTH - half):.2f}" y="{HEIGHT - 6}">{escape(text)}</text>')
+    return parts
+
+
 def bar_chart(points: dict[str, Decimal], label: str) -> Markup:
     """Draw cost per day on a time axis from the first day to the last: one bar a day at its date, days without spend left empty.
 
@@ -109,16 +126,8 @@ def bar_chart(points: dict[str, Decimal], label: str) -> Markup:
     for day, (key, value) in ordered:
         height = float(value / top) * (HEIGHT - 2 * PAD)
         x = PAD + (day - first).days * day_px + max(day_px - BAR_MAX, 0.0) / 2
-        parts.append(
-            f'<rect class="bar" x="{x:.2f}" y="{HEIGHT - PAD - height:.2f}" width="{width:.2f}" height="{height:.2f}">'
-            f"<title>{escape(key)}: {_money(value)}</title></rect>"
-        )
-    for day, text in day_ticks(first, last):
-        x = PAD + ((day - first).days + 0.5) * day_px
-        half = len(text) * CHAR_PX / 2
-        parts.append(f'<line class="tickmark" x1="{x:.2f}" y1="{HEIGHT - PAD}" x2="{x:.2f}" y2="{HEIGHT - PAD + 4}"/>')
-        # The label is centred on its tick but kept inside the picture.
-        parts.append(f'<text class="tick mid" x="{min(max(x, half), WIDTH - half):.2f}" y="{HEIGHT - 6}">{escape(text)}</text>')
+        parts.append(_time_bar(x, height, width, f"{key}: {_money(value)}"))
+    parts += _time_ticks(first, last, day_px)
     parts.append(f'<text class="tick" x="{PAD}" y="{PAD - 8}">max {_money(top)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
@@ -308,15 +317,8 @@ def week_chart(weeks: Sequence[tuple[date, Decimal | int]], label: str, money: b
         height = float(Decimal(value) / top) * (HEIGHT - 2 * PAD)
         x = PAD + (monday - first).days * day_px + 1.0
         shown = _money(Decimal(value)) if money else f"{value:,}"
-        parts.append(
-            f'<rect class="bar" x="{x:.2f}" y="{HEIGHT - PAD - height:.2f}" width="{width:.2f}" height="{height:.2f}">'
-            f"<title>week of {monday.isoformat()}: {escape(shown)}</title></rect>"
-        )
-    for day, text in day_ticks(first, last):
-        x = PAD + ((day - first).days + 0.5) * day_px
-        half = len(text) * CHAR_PX / 2
-        parts.append(f'<line class="tickmark" x1="{x:.2f}" y1="{HEIGHT - PAD}" x2="{x:.2f}" y2="{HEIGHT - PAD + 4}"/>')
-        parts.append(f'<text class="tick mid" x="{min(max(x, half), WIDTH - half):.2f}" y="{HEIGHT - 6}">{escape(text)}</text>')
+        parts.append(_time_bar(x, height, width, f"week of {monday.isoformat()}: {shown}"))
+    parts += _time_ticks(first, last, day_px)
     top_text = _money(top) if money else f"{int(top):,}"
     parts.append(f'<text class="tick" x="{PAD}" y="{PAD - 8}">max {escape(top_text)}</text>')
     parts.append("</svg>")
