@@ -26,12 +26,17 @@ build report); 2 usage error or missing corpus; 3 a corpus path escapes the corp
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser with every command and option documented."""
+# Commands registered by a module of another name.
+MODULE_OF = {"hook": "hooks"}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser with every command and option documented (only `command`'s module when named)."""
     parser = argparse.ArgumentParser(prog="agenthropic", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"agenthropic {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    module = MODULE_OF.get(command or "", command)
+    for name in (module,) if module in COMMANDS else COMMANDS:
         # Each adds its subcommands with set_defaults(handler=...).
         importlib.import_module(f"agenthropic_site.commands.{name}").register(subparsers)
     return parser
@@ -39,8 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # A run names its command first: the other commands' modules need not load (a no-change build
+    # and a hook event start faster); anything else, --help included, gets the whole parser.
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

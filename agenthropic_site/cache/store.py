@@ -749,6 +749,30 @@ class Cache:
         # Quarantined: read again only when its bytes changed, and not before its turn.
         return row[0] == fingerprint or build < row[2]
 
+    def settled_reuse(self, fingerprints: dict[str, str]) -> int | None:
+        """Count the sessions the next build would reuse if no file changed; None when it would read one again.
+
+        A session is read again when its checkpoint differs from its files (a partial read, a
+        failure not yet quarantined); a quarantined one waits until its bytes change.
+        """
+        checkpoints = self.checkpoints()
+        waiting = {
+            session_id: fingerprint
+            for session_id, fingerprint, consecutive in self.conn.execute("SELECT session_id, fingerprint, consecutive FROM ingest_failures")
+            if consecutive >= QUARANTINE_AFTER
+        }
+        if any(checkpoints.get(sid) != fingerprint and waiting.get(sid) != fingerprint for sid, fingerprint in fingerprints.items()):
+            return None
+        return sum(1 for sid, fingerprint in fingerprints.items() if checkpoints.get(sid) == fingerprint)
+
+    def watchdog_bounds(self, now: datetime, watchdog_minutes: int) -> tuple[str | None, str | None]:
+        """Return the latest activity already stale at this clock and the earliest not yet, of agents without an ending."""
+        stale_before = stale_cutoff(now, watchdog_minutes)
+        open_agents = "FROM agents WHERE status NOT IN ('completed', 'error') AND last_seen_at IS NOT NULL AND last_seen_at"
+        stale = self.conn.execute(f"SELECT MAX(last_seen_at) {open_agents} < ?", (stale_before,)).fetchone()[0]
+        fresh = self.conn.execute(f"SELECT MIN(last_seen_at) {open_agents} >= ?", (stale_before,)).fetchone()[0]
+        return stale, fresh
+
     def site_signature(self) -> str | None:
         """Return the signature of the last build that rendered a site (tied to that folder's manifest)."""
         return self._meta("site_signature")

@@ -76,18 +76,25 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.watch:
         return _watch(args)
-    from agenthropic_site.pipeline.build import run_build
-    from agenthropic_site.pipeline.repair import repair_line
+    from agenthropic_site.pipeline.stamp import unchanged
 
     try:
         config = build_config(args)
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
-        result = run_build(config)
+        # Nothing changed since the last build of this folder: said without loading the pipeline
+        # (with -v the build runs, to explain each decision).
+        result = None if args.verbose else unchanged(config)
+        if result is None:
+            from agenthropic_site.pipeline.build import run_build
+
+            result = run_build(config)
     except UserError as exc:
         # A full cache or output folder is exit 1 (nothing lost, the site whole); the rest exit 2 or 3.
         return report(exc)
     if result.cache_repairs:
+        from agenthropic_site.pipeline.repair import repair_line
+
         print(printable(repair_line(result.cache_repairs)), file=sys.stderr)  # even with -q: the user's cache was damaged
     if not args.quiet:
         print(

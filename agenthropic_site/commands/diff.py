@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import orjson
-
 from agenthropic_site.errors import EXIT_FAILURES, EXIT_OK, report
 
 
@@ -41,6 +39,8 @@ def run_diff(args: argparse.Namespace) -> int:
     except (ArchiveError, DiffError) as exc:
         return report(exc)
     if args.json:
+        import orjson  # here, not at the top: a command's module is imported whenever the full parser is built
+
         sys.stdout.write(orjson.dumps(diff_json(delta, sessions), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n")
     else:
         sys.stdout.write(diff_text(delta, sessions, len(b)))

@@ -15,7 +15,6 @@ import re
 import select
 import sys
 import time
-import uuid
 from typing import Any, BinaryIO
 
 SPOOL_FOLDER = "hooks"
@@ -168,6 +167,8 @@ def append_line(path: str, line: bytes) -> None:
 
 def run_hook(stdin: BinaryIO | None = None, env: dict[str, str] | None = None) -> int:
     """Spool one payload; always return 0 so that Claude Code is never blocked by this hook."""
+    import uuid  # here, not at the top: a build's no-change check imports this module for the spool's folder
+
     try:
         stream = stdin if stdin is not None else sys.stdin.buffer
         raw, cut = read_payload(stream, time.monotonic() + READ_SECONDS)

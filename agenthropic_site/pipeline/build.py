@@ -10,14 +10,15 @@ import shutil
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache
 from agenthropic_site.config import BuildConfig, ConfigError, check_folders, check_output_path
-from agenthropic_site.corpus import Skip, real_root
+from agenthropic_site.corpus import CorpusScan, Skip, real_root
 from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.model.gather import Failure, gather
 from agenthropic_site.model.stored import refresh_views
 from agenthropic_site.model.usage import corpus_usage
+from agenthropic_site.pipeline import stamp
 from agenthropic_site.pipeline.ingest import scan_and_ingest
 from agenthropic_site.pipeline.repair import with_repairs
-from agenthropic_site.pipeline.result import BuildResult
+from agenthropic_site.pipeline.result import BuildResult, NoChange
 from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 
@@ -28,6 +29,7 @@ __all__ = ["BuildResult", "run_build"]
 
 def run_build(config: BuildConfig) -> BuildResult:
     """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError (CacheError) or OutputError."""
+    before = stamp.before_build(config)  # before anything is read: a change made from now on is seen by the next build
     root = real_root(config.corpus)
     check_folders(config.corpus, config.out, config.cache)
     check_output_path(config.out)
@@ -39,6 +41,8 @@ def run_build(config: BuildConfig) -> BuildResult:
     repairs: list[str] = []
     result = with_repairs(config, repairs, lambda notes: _build_with_cache(config, root, prices, notes))
     result.cache_repairs = repairs
+    if result.no_change is not None and not repairs:
+        stamp.record(config, before, result.no_change)
     return result
 
 
@@ -60,6 +64,7 @@ def _build_with_cache(
             result.pages_unchanged = len(published.files)
             result.failed = len(cache.failures())
             result.excluded = cache.excluded_count()
+            result.no_change = _no_change(cache, scan, config, result)
             return result
         from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
@@ -91,9 +96,19 @@ def _build_with_cache(
         result.files_removed = len(writer.removed)
         # Recorded only once every output is in place, with the manifest this folder now holds.
         cache.set_site_signature(_of_folder(signature, writer.manifest_digest))
+        result.no_change = _no_change(cache, scan, config, result)
         return result
     finally:
         cache.close()
+
+
+def _no_change(cache: Cache, scan: CorpusScan, config: BuildConfig, result: BuildResult) -> NoChange | None:
+    """Say what the next build would report if no file changed, or None when it would read a session again."""
+    reused = cache.settled_reuse({sid: files.fingerprint for sid, files in scan.sessions.items()})
+    if reused is None:
+        return None
+    stale_after, fresh_until = cache.watchdog_bounds(config.now, config.watchdog_minutes)
+    return NoChange(len(scan.sessions), reused, len(cache.failures()), cache.excluded_count(), result.skips, stale_after, fresh_until)
 
 
 def _explain_render(dirty: set[str], same_inputs: bool, outputs_present: bool) -> None:

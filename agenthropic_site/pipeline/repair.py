@@ -10,6 +10,7 @@ from typing import TypeVar
 from agenthropic_site.cache import Cache
 from agenthropic_site.cache.store import CacheDamaged, cache_os_problem, cache_problem
 from agenthropic_site.config import BuildConfig
+from agenthropic_site.pipeline import stamp
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ def with_repairs(config: BuildConfig, repairs: list[str], work: Callable[[list[s
     deleted under the lock. A cache that is busy, full or cannot be opened is never deleted:
     that is a one-line error (CacheError). Damage after a rebuild from nothing is not damage.
     """
+    # The last build's no-change stamp no longer holds once this process may write the cache.
+    stamp.forget(config.cache)
     rebuilt = False
     for attempt in range(MAX_REPAIRS + 2):
         try:

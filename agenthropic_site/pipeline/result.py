@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from agenthropic_site.corpus import Skip
+if TYPE_CHECKING:  # the no-change check (pipeline/stamp.py) makes a BuildResult before the corpus modules load
+    from agenthropic_site.corpus import Skip
+
+
+@dataclass(frozen=True)
+class NoChange:
+    """What the next build would say if nothing changed, and over which build clocks that holds."""
+
+    sessions: int
+    reused: int
+    failed: int
+    excluded: int
+    skips: int
+    stale_after: str | None  # the latest activity the watchdog already shows as stale (clock cut-offs must stay above it)
+    fresh_until: str | None  # the earliest activity it does not yet (cut-offs must stay at or below it)
 
 
 @dataclass
@@ -29,6 +44,7 @@ class BuildResult:
     read_skips: list[Skip] = field(default_factory=list)
     repriced: int = 0
     cache_repairs: list[str] = field(default_factory=list)  # damaged rows of the cache derived again (repair_line)
+    no_change: NoChange | None = None  # what the next build would say if nothing changed; None when it would read a session again
 
     @property
     def exit_code(self) -> int:

@@ -1,0 +1,179 @@
+"""The no-change stamp: what the last build of an output folder saw, checked before anything heavy is imported.
+
+A build that changes nothing still pays for imports, the cache and the corpus walk. After a build
+completes, it leaves a stamp in the cache folder: the corpus's lstat listing (taken before the build
+read anything), the hook spool's, the options, code, prices, theme and `dot` it built with, the
+cache file and the output folder's manifest as the build left them, what its summary line said,
+and the span of build clocks over which no agent's status ages. `agenthropic build` compares the
+stamp with the world using the standard library alone; any difference, or a stamp that is missing
+or unreadable, means the whole build runs and decides again. Every process that opens the cache
+for writing deletes the stamp first, so it never outlives a build that changed something.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from dataclasses import asdict
+from pathlib import Path
+
+from agenthropic_site import code_identity
+from agenthropic_site.config import BuildConfig, stale_cutoff
+from agenthropic_site.live.spool import SPOOL_FOLDER
+from agenthropic_site.pipeline.result import BuildResult, NoChange
+from agenthropic_site.render.manifest import MANIFEST_HEADER, MANIFEST_NAME, STATE, UNKNOWN
+
+STAMP_FILE = "unchanged.json"
+STAMP_FORMAT = 1
+# The corpus walk looks at most this many folder levels below a session folder (--max-depth);
+# root/project/session is three more. Deeper folders are listed by their own entry only.
+LEVELS_ABOVE_SESSIONS = 3
+# The SQLite file and its write-ahead log (cache/store.py's CACHE_FILE): this module must not import SQLite.
+CACHE_FILES = ("cache.sqlite3", "cache.sqlite3-wal")
+
+
+def forget(cache_folder: Path) -> None:
+    """Delete the stamp: the cache is about to change."""
+    try:
+        os.unlink(cache_folder / STAMP_FILE)
+    except OSError:
+        pass  # none there, or no cache folder yet (opening the cache says what is wrong with it)
+
+
+def before_build(config: BuildConfig) -> dict[str, str]:
+    """Return the state of the build's inputs before it reads any: a change made during the build is then seen next time."""
+    return {
+        "corpus": _listing(os.path.realpath(config.corpus), config.max_depth + LEVELS_ABOVE_SESSIONS),
+        "spool": _listing(str(config.cache / SPOOL_FOLDER), 1),
+        "inputs": _inputs(config),
+    }
+
+
+def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None:
+    """Write the stamp of a build that completed (its cache closed, its output published)."""
+    after = _after(config)
+    if after is None:
+        return
+    body = {"format": STAMP_FORMAT, **before, **after, **asdict(facts)}
+    temporary = config.cache / f".{STAMP_FILE}.tmp"
+    try:
+        temporary.write_text(json.dumps(body, sort_keys=True), encoding="utf-8")
+        os.replace(temporary, config.cache / STAMP_FILE)
+    except OSError:
+        pass  # without a stamp the next build only takes longer
+
+
+def unchanged(config: BuildConfig) -> BuildResult | None:
+    """Return what a build would report when nothing changed since the stamp, or None when it must run."""
+    try:
+        with open(config.cache / STAMP_FILE, encoding="utf-8") as handle:
+            body = json.load(handle)
+        facts = NoChange(**{key: body[key] for key in NoChange.__dataclass_fields__})
+        if body.get("format") != STAMP_FORMAT:
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    cutoff = stale_cutoff(config.now, config.watchdog_minutes)
+    if (facts.stale_after is not None and cutoff <= facts.stale_after) or (facts.fresh_until is not None and cutoff > facts.fresh_until):
+        return None  # some agent's status ages (or un-ages) at this clock
+    after = _after(config)
+    if after is None or any(body.get(key) != value for key, value in {**before_build(config), **after}.items()):
+        return None
+    return BuildResult(
+        sessions=facts.sessions, reused=facts.reused, failed=facts.failed, excluded=facts.excluded, skips=facts.skips,
+        pages_unchanged=int(after["pages"]),
+    )
+
+
+def _after(config: BuildConfig) -> dict[str, str | int] | None:
+    """Return the state the build left: the cache file and the output folder's published files; None when they cannot be read."""
+    manifest = config.out / STATE / MANIFEST_NAME
+    try:
+        data = manifest.read_bytes()
+        digest = hashlib.sha256(_stat_line(os.lstat(manifest)).encode() + data)
+    except OSError:
+        return None
+    lines = data.splitlines()
+    if not lines or lines[0] + b"\n" != MANIFEST_HEADER:
+        return None
+    for line in lines[1:]:
+        published, _, path = line.partition(b" ")
+        rel = path.decode("utf-8", "surrogateescape")
+        if published == UNKNOWN.encode() or any(part in ("", ".", "..") for part in rel.split("/")):
+            return None  # a publishing cut short, or a line no build writes: the build looks at it
+        try:
+            if not stat.S_ISREG(os.lstat(config.out / rel).st_mode):
+                return None
+        except OSError:
+            return None
+    cache = hashlib.sha256()
+    for name in CACHE_FILES:
+        try:
+            cache.update(f"{name} {_stat_line(os.lstat(config.cache / name))}\n".encode())
+        except FileNotFoundError:
+            cache.update(f"{name} -\n".encode())
+        except OSError:
+            return None
+    return {"output": digest.hexdigest(), "pages": len(lines) - 1, "cache": cache.hexdigest()}
+
+
+def _inputs(config: BuildConfig) -> str:
+    """Digest what the build is told and runs with: options, code, prices, theme, Graphviz."""
+    from agenthropic_site.render.theme import theme_digest, theme_dirs
+
+    digest = hashlib.sha256()
+    for part in (
+        code_identity(),
+        os.path.realpath(config.corpus), os.path.realpath(config.out), os.path.realpath(config.cache),
+        str(config.theme and os.path.realpath(config.theme)), str(config.pricing and os.path.realpath(config.pricing)),
+        f"{config.max_file_bytes}|{config.max_depth}|{config.watchdog_minutes}|{config.redact}|{config.tz}",
+        str(shutil.which("dot") is not None),
+    ):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    if config.pricing is not None:
+        try:
+            digest.update(config.pricing.read_bytes())
+        except OSError:
+            digest.update(b"unreadable")
+    try:
+        digest.update(theme_digest(theme_dirs(config.theme)))
+    except OSError:
+        digest.update(b"unreadable")
+    return digest.hexdigest()
+
+
+def _stat_line(st: os.stat_result) -> str:
+    # ctime and links too: a chmod that makes a file readable, or a hard link, changes what the walk decides.
+    return f"{st.st_mode:o} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_nlink}"
+
+
+def _listing(root: str, levels: int) -> str:
+    """Digest every entry under `root` (lstat, never through a link) down to `levels` folders deep."""
+    digest = hashlib.sha256()
+    try:
+        digest.update(_stat_line(os.lstat(root)).encode())
+    except OSError as exc:
+        return f"absent:{exc.errno}"
+    folders = [("", 1)]
+    while folders:
+        rel, depth = folders.pop()
+        try:
+            with os.scandir(os.path.join(root, rel)) as listed:
+                entries = sorted(listed, key=lambda entry: entry.name)
+        except OSError as exc:
+            digest.update(f"{rel}\0unlisted {exc.errno}\n".encode("utf-8", "surrogateescape"))
+            continue
+        for entry in entries:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                digest.update(f"{path}\0gone {exc.errno}\n".encode("utf-8", "surrogateescape"))
+                continue
+            digest.update(f"{path}\0{_stat_line(st)}\n".encode("utf-8", "surrogateescape"))
+            if stat.S_ISDIR(st.st_mode) and depth < levels:
+                folders.append((path, depth + 1))
+    return digest.hexdigest()
