@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from pathlib import Path
 
+import pytest
+
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.render.reader import MAX_PAGE_BYTES, MAX_PAGE_MESSAGES, PAGE_BOUND, paginate
-from test_incremental import SESSION, config, main_file
+from test_incremental import SESSION, assert_equals_cold_build, config, main_file
 
 ANCHOR = re.compile(r'<a href="(transcript/\d+\.html)#(m\d+)"')
 
@@ -109,3 +112,27 @@ def test_the_cumulative_cost_chart_links_to_the_turns(demo_site: Path) -> None:
     chart = page[page.index("<h2>Cumulative cost</h2>") :]
     marks = re.findall(r'<a class="mark" href="(transcript/\d+\.html#m\d+)"', chart[: chart.index("</svg>")])
     assert marks and set(marks) <= set(f"{page}#{anchor}" for page, anchor in ANCHOR.findall(page))
+
+
+def _rendered(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.getMessage().startswith("render: ")]
+
+
+def test_an_append_renders_the_pages_of_the_agents_it_touches_and_no_other(demo_corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    agent_files = sorted(main_file(demo_corpus).with_suffix("").rglob("agent-*.jsonl"))
+    assert len(agent_files) >= 2
+    caplog.set_level(logging.DEBUG, logger="agenthropic_site.render.pages")
+    for changed in (main_file(demo_corpus), agent_files[0]):
+        caplog.clear()
+        lines = changed.read_bytes().splitlines()
+        reply = next(line for line in reversed(lines) if b'"type":"assistant"' in line and b'"msg_' in line)
+        with changed.open("ab") as handle:  # one more reply: a new request in this transcript only
+            handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+        run_build(config(demo_corpus, out, tmp_path / "cache"))
+        agents = sorted({line.split(":")[1].strip() for line in _rendered(caplog) if f"sessions/{SESSION}/agents/" in line})
+        touched = [] if changed.name.startswith(SESSION) else [f"sessions/{SESSION}/agents/{changed.stem.removeprefix('agent-')}.html"]
+        assert agents == touched, (changed.name, agents)
+        assert f"render: sessions/{SESSION}/index.html: its inputs changed" in _rendered(caplog)
+    assert_equals_cold_build(demo_corpus, out, tmp_path)

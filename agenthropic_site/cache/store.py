@@ -995,6 +995,12 @@ class Cache:
             raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
         return _decode_messages(body)
 
+    def transcript_digests(self, session_id: str) -> dict[str, str]:
+        """Return the checksum of each agent's stored transcript: it changes whenever the transcript does."""
+        return {agent_id: row_sum for agent_id, row_sum in self.conn.execute(
+            "SELECT agent_id, body_sum FROM transcripts WHERE session_id = ? ORDER BY agent_id", (session_id,)
+        )}
+
     def svg(self, digest: str) -> bytes | None:
         """Return a cached SVG by the digest of its DOT source (None when damaged: it is drawn again)."""
         row = self.conn.execute("SELECT svg, svg_sum FROM svg_cache WHERE digest = ?", (digest,)).fetchone()

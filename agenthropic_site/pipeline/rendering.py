@@ -44,6 +44,10 @@ class CacheSource:
         """Return one agent's displayable transcript."""
         return self.cache.transcript(session_id, agent_id)
 
+    def transcript_digests(self, session_id: str) -> dict[str, str]:
+        """Return a digest of each agent's stored transcript."""
+        return self.cache.transcript_digests(session_id)
+
     def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
         """Return each agent's requests by message id, with their exact figures."""
         return request_figures(self.cache, session_id)

@@ -311,32 +311,60 @@ class Renderer:
             agents=agents,
             cumulative=step_chart(session.spend_over_time, "cumulative cost over time", chart_marks),
         )
+        # What every agent page shows of the session besides its own agent: an append to the main
+        # transcript changes none of it, so the pages of agents it did not touch are kept unread.
+        # (Of the compactions, agent pages show which agent's and when, not what they cost.)
+        shown = repr((
+            project.key, project.display_name, session.session_id, session.title, session.excluded_reason,
+            [(compaction.agent_id, compaction.at) for compaction in session.compactions],
+            [(agent.agent_id, agent.description, agent.agent_type, agent.has_transcript) for agent in session.agents], session.edges,
+        ))
+        stored = self.source.transcript_digests(sid)
         for agent in session.agents:
             if agent.agent_id != sid and agent.has_transcript:
-                search += self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks)
+                inputs = (shown, stored.get(agent.agent_id, ""), self._agent_inputs(lookups, agent, requests.get(agent.agent_id, {})))
+                search += self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, inputs)
         self.put(f"search/s/{sid}.js", shard_js(sid, search))
+
+    @staticmethod
+    def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures]) -> str:
+        """Say what an agent's page shows of its own: its view, its children's (their subtrees figure in its turns), its requests and context."""
+        children = [lookups.agents[child] for child in agent.children if child in lookups.agents]
+        return repr((agent, children, sorted(requests.items()), lookups.context_of.get(agent.agent_id, [])))
 
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
-        masks: Redactor | None,
+        masks: Redactor | None, inputs: tuple[str, ...],
     ) -> list[SearchEntry]:
-        """Write an agent's page, with its transcript on it when short, else paged beside it; return its search entries."""
+        """Write an agent's page, with its transcript on it when short, else paged beside it; return its search entries.
+
+        The page is judged by its inputs (the session's, the agent's, its stored transcript's digest):
+        an agent shown inline whose inputs did not change keeps its page without rendering a message.
+        """
         sid, aid = session.session_id, agent.agent_id
+        rel = f"sessions/{sid}/agents/{aid}.html"
         messages = self.transcript(sid, aid, masks)
+        digest = self._output_digest(rel, *inputs)
+        was_inline = not any(other.startswith(f"sessions/{sid}/agents/{aid}/") for other in self.previous_of_session.get(sid, ()))
+        if was_inline and self.previous.get(rel) == digest and self._keep(rel):
+            return entries_of(messages, lambda index: rel)
+        log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
             inline = lay_out(messages, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"))
             if len(inline.pages) == 1:
-                self._agent_page(session, lookups, project, agent, inline, paged=False)
-                return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}.html")
+                self._agent_page(rel, digest, session, lookups, project, agent, inline, paged=False)
+                return entries_of(messages, lambda index: rel)
         layout = lay_out(messages, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"))
         self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
-        self._agent_page(session, lookups, project, agent, layout, paged=True)
+        self._agent_page(rel, digest, session, lookups, project, agent, layout, paged=True)
         return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html")
 
-    def _agent_page(self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, layout: Layout, paged: bool) -> None:
-        rel = f"sessions/{session.session_id}/agents/{agent.agent_id}.html"
-        self.put(rel, self.html(
+    def _agent_page(self, rel: str, digest: str, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, layout: Layout,
+                    paged: bool) -> None:
+        self.digests[rel] = digest
+        self.stats.rendered += 1
+        self.writer.write(rel, self.html(
             rel, "agent.html", session=session, project=project, agent=agent, agents=lookups.agents, outline=layout.outline,
             own_context=lookups.context_of.get(agent.agent_id, []),
             pages=len(layout.pages) if paged else 0, body=None if paged else Markup(layout.body(1)),

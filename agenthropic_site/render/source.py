@@ -29,6 +29,10 @@ class SiteSource(Protocol):
         """Return one agent's displayable transcript."""
         ...
 
+    def transcript_digests(self, session_id: str) -> dict[str, str]:
+        """Return a digest of each agent's stored transcript, which changes whenever the transcript does."""
+        ...
+
     def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
         """Return each agent's deduplicated requests by message id, for the figures shown on messages."""
         ...
