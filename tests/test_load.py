@@ -108,8 +108,9 @@ def test_many_batches_of_sessions_hold_one_batch_of_views_cold_and_incrementally
     after = json.loads((out / "data" / "sessions" / f"{main.stem}.json").read_bytes())
     assert appended.parsed == 1 and (counter.computed, counter.loaded) == (1, 1)
     assert after["tokens"]["output"] == before["tokens"]["output"] + 1
-    # Rendered again: that session's page, transcript pages, agent pages and search shard; its project's
-    # page, the index, the report, the list of sessions searched and the usage windows.
-    transcript_pages = len(list((out / "sessions" / main.stem).rglob("*/[0-9]*.html")))
-    assert appended.pages_rendered == len(after["agents"]) + transcript_pages + 1 + 5
+    # Rendered again: that session's page, the transcript page the reply lands on and its search
+    # shard (its agents' pages are not: nothing they show changed); its project's page, the index,
+    # the report, the list of sessions searched and the usage windows.
+    assert len(after["agents"]) > 1
+    assert appended.pages_rendered == 1 + 1 + 1 + 5
     assert counter.peak == 1

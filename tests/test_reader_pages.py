@@ -5,9 +5,16 @@ from __future__ import annotations
 import logging
 import random
 import re
+import shutil
 from pathlib import Path
 
 import pytest
+
+from agenthropic_site.parse.model import Message
+from agenthropic_site.render import pages, reader
+from agenthropic_site.render.transcript import TranscriptContext, render_message
+from conftest import DEMO_CORPUS
+from fixtures.generate import generate_scale
 
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.render.reader import MAX_PAGE_BYTES, MAX_PAGE_MESSAGES, PAGE_BOUND, paginate
@@ -135,4 +142,51 @@ def test_an_append_renders_the_pages_of_the_agents_it_touches_and_no_other(demo_
         touched = [] if changed.name.startswith(SESSION) else [f"sessions/{SESSION}/agents/{changed.stem.removeprefix('agent-')}.html"]
         assert agents == touched, (changed.name, agents)
         assert f"render: sessions/{SESSION}/index.html: its inputs changed" in _rendered(caplog)
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_a_message_renders_the_same_from_its_narrowed_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages are rendered (and keyed) from what `narrowed` keeps: it must keep all they read."""
+    checked = [0]
+    real_lay_out = pages.lay_out
+
+    def checking(messages: list[Message], context: TranscriptContext, known: dict[bytes, int] | None = None) -> reader.Layout:
+        for index, message in enumerate(messages):
+            assert render_message(message, index, reader.narrowed(context, message, index)) == render_message(message, index, context)
+            checked[0] += 1
+        return real_lay_out(messages, context, known)
+
+    monkeypatch.setattr(pages, "lay_out", checking)
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    generate_scale(corpus / "scale", sessions=2, seed=3, session_kb=300)  # spawns, results, copies counted elsewhere
+    run_build(config(corpus, tmp_path / "site", tmp_path / "cache"))
+    assert checked[0] > 400
+
+
+def test_an_append_renders_only_the_pages_it_changed(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "MAX_PAGE_MESSAGES", 4)  # the demo's main transcript then takes several pages
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    folder = out / "sessions" / SESSION / "transcript"
+    before = {path.name: path.stat().st_ino for path in folder.glob("*.html")}
+    assert len(before) >= 4
+    rendered: list[int] = []
+    real_fitting = reader._fitting
+    monkeypatch.setattr(reader, "_fitting", lambda message, index, context: rendered.append(index) or real_fitting(message, index, context))
+    main = main_file(demo_corpus)
+    reply = next(line for line in reversed(main.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with main.open("ab") as handle:  # a new request at the end of the last turn
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    numbered = sorted(folder.glob("*.html"), key=lambda path: int(path.stem))
+    firsts = [min(int(index) for index in re.findall(r' id="m(\d+)"', path.read_text())) for path in numbered]
+    firsts.append(firsts[-1] + 10_000)  # the last page runs to the end
+    # Pages hold runs of messages: those that show nothing (results shown in their calls) stay on the page they fall on.
+    on_page = {path.name: set(range(firsts[number], firsts[number + 1])) for number, path in enumerate(numbered)}
+    rewritten = [path.name for path in numbered if before.get(path.name) != path.stat().st_ino]
+    # The last page (the new reply), and the page of the prompt whose turn it joins; every message
+    # rendered is on one of them: the others are measured from the last build's layout.
+    assert 1 <= len(rewritten) <= 2 < len(before), rewritten
+    assert rendered and set(rendered) <= set().union(*(on_page[name] for name in rewritten)), (sorted(set(rendered)), rewritten)
     assert_equals_cold_build(demo_corpus, out, tmp_path)

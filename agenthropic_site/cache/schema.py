@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -162,6 +162,16 @@ CREATE TABLE svg_cache (
     digest TEXT PRIMARY KEY,
     svg BLOB NOT NULL,
     svg_sum TEXT NOT NULL
+);
+-- The last layout of each transcript: every message's key and HTML size (render/reader.py
+-- pack_sizes), so the next build renders only messages whose key is new. A memo: never sealed
+-- with the session's rows, and kept when the session is written again (its keys say what is stale).
+CREATE TABLE layouts (
+    session_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    sizes BLOB NOT NULL,
+    sizes_sum TEXT NOT NULL,
+    PRIMARY KEY (session_id, agent_id)
 );
 -- The digest of each session's rows in each table that holds what its transcripts said,
 -- written with them (Cache.write_session, set_prices, apply_event) and checked before use.

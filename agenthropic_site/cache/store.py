@@ -967,6 +967,7 @@ class Cache:
             with self.transaction():
                 self._delete_rows(session_id)
                 self.conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (session_id,))
+                self.conn.execute("DELETE FROM layouts WHERE session_id = ?", (session_id,))
 
     # -- reading back -------------------------------------------------------------------------
 
@@ -1000,6 +1001,24 @@ class Cache:
         return {agent_id: row_sum for agent_id, row_sum in self.conn.execute(
             "SELECT agent_id, body_sum FROM transcripts WHERE session_id = ? ORDER BY agent_id", (session_id,)
         )}
+
+    def layout_sizes(self, session_id: str) -> dict[str, bytes]:
+        """Return the last layout of each of a session's transcripts; one that fails its checksum is left out (measured again)."""
+        found = {}
+        for agent_id, sizes, sizes_sum in self.conn.execute(
+            "SELECT agent_id, sizes, sizes_sum FROM layouts WHERE session_id = ? ORDER BY agent_id", (session_id,)
+        ):
+            if sizes_sum == _sum(session_id, agent_id, bytes(sizes)):
+                found[agent_id] = bytes(sizes)
+        return found
+
+    def put_layout_sizes(self, layouts: dict[tuple[str, str], bytes]) -> None:
+        """Keep the layouts of transcripts laid out this build."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO layouts VALUES (?, ?, ?, ?)",
+                [(sid, agent_id, sizes, _sum(sid, agent_id, sizes)) for (sid, agent_id), sizes in sorted(layouts.items())],
+            )
 
     def svg(self, digest: str) -> bytes | None:
         """Return a cached SVG by the digest of its DOT source (None when damaged: it is drawn again)."""

@@ -48,6 +48,10 @@ class CacheSource:
         """Return a digest of each agent's stored transcript."""
         return self.cache.transcript_digests(session_id)
 
+    def layout_sizes(self, session_id: str) -> dict[str, bytes]:
+        """Return the last layout of each of a session's transcripts."""
+        return self.cache.layout_sizes(session_id)
+
     def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
         """Return each agent's requests by message id, with their exact figures."""
         return request_figures(self.cache, session_id)
@@ -68,6 +72,7 @@ def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config
     rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
+    cache.put_layout_sizes(rendered.layouts)
     return rendered
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jinja2
@@ -27,7 +28,7 @@ from agenthropic_site.render.charts import session_context_chart, step_chart, we
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
-from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of
+from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of, unpack_sizes
 from agenthropic_site.render.redact import Redactor
 from agenthropic_site.render.search import SearchEntry, entries_of, shard_js
 from agenthropic_site.render.source import SiteSource
@@ -129,6 +130,7 @@ class Renderer:
         self.previous = writer.previous
         self.digests: dict[str, str] = {}
         self.svgs: dict[str, bytes] = {}  # graphs drawn this build, in the order drawn
+        self.layouts: dict[tuple[str, str], bytes] = {}  # (session, agent) -> its transcript's message keys and sizes, when they changed
         # A session's pages depend on its stored view and on the statuses the watchdog shows,
         # which the view and the number of agents it turns unknown decide.
         self.session_digest = {
@@ -290,7 +292,8 @@ class Renderer:
         own = requests.get(sid, {})
         turns = turns_of(messages, own, lookups.spawned, agents, session.excluded_reason is not None)
         context = self._context(lookups, own, "../", turns, messages, lambda agent_id: f"../agents/{agent_id}.html")
-        layout = lay_out(messages, context)
+        known = self.source.layout_sizes(sid)
+        layout = self._lay_out(sid, sid, messages, context, known)
         self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
         search += entries_of(messages, lambda index: f"sessions/{sid}/transcript/{layout.page_of(index)}.html")
         # The chart's marks link to the turns the outline lists: every prompt, or the first of each page when there are many.
@@ -323,7 +326,7 @@ class Renderer:
         for agent in session.agents:
             if agent.agent_id != sid and agent.has_transcript:
                 inputs = (shown, stored.get(agent.agent_id, ""), self._agent_inputs(lookups, agent, requests.get(agent.agent_id, {})))
-                search += self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, inputs)
+                search += self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, inputs, known)
         self.put(f"search/s/{sid}.js", shard_js(sid, search))
 
     @staticmethod
@@ -334,7 +337,7 @@ class Renderer:
 
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
-        masks: Redactor | None, inputs: tuple[str, ...],
+        masks: Redactor | None, inputs: tuple[str, ...], known: dict[str, bytes],
     ) -> list[SearchEntry]:
         """Write an agent's page, with its transcript on it when short, else paged beside it; return its search entries.
 
@@ -351,11 +354,11 @@ class Renderer:
         log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
-            inline = lay_out(messages, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"))
+            inline = self._lay_out(sid, aid, messages, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"), known)
             if len(inline.pages) == 1:
                 self._agent_page(rel, digest, session, lookups, project, agent, inline, paged=False)
                 return entries_of(messages, lambda index: rel)
-        layout = lay_out(messages, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"))
+        layout = self._lay_out(sid, aid, messages, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"), known)
         self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
         self._agent_page(rel, digest, session, lookups, project, agent, layout, paged=True)
         return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html")
@@ -372,15 +375,33 @@ class Renderer:
         ))
 
     def _transcript_pages(self, folder: str, layout: Layout, session: SessionView, project: Any, agent: AgentView | None) -> None:
-        """Write each page of a paged transcript: its messages, where it stands, the way back."""
+        """Write each page of a paged transcript whose inputs changed: its messages, where it stands, the way back.
+
+        A page is judged by its messages' keys and the little it shows besides them (given to the
+        template as all it may read), so an append renders the last page and no other.
+        """
         count = len(layout.pages)
+        heading = {
+            "session": SimpleNamespace(session_id=session.session_id, title=session.title),
+            "project": SimpleNamespace(key=project.key, display_name=project.display_name),
+            "agent": SimpleNamespace(agent_id=agent.agent_id, description=agent.description) if agent else None,
+        }
         for number in range(1, count + 1):
             rel = f"{folder}/{number}.html"
-            self.put(rel, self.html(
-                rel, "transcript.html", session=session, project=project, agent=agent, number=number, count=count,
-                outline=[entry for entry in layout.outline if entry.page == number],
-                body=Markup(layout.body(number)), shard="../" * (rel.count("/") - 1) + f"search/s/{session.session_id}.js",
-            ))
+            page = {
+                **heading, "number": number, "count": count, "outline": [entry for entry in layout.outline if entry.page == number],
+                "shard": "../" * (rel.count("/") - 1) + f"search/s/{session.session_id}.js",
+            }
+            if not self.fresh(rel, repr(sorted(page.items())), layout.page_key(number).hex()):
+                self.page(rel, "transcript.html", body=Markup(layout.body(number)), **page)
+
+    def _lay_out(self, sid: str, agent_id: str, messages: list[Message], context: TranscriptContext, known: dict[str, bytes]) -> Layout:
+        """Lay out a transcript, measuring only messages the last layout of it did not; keep this layout's sizes for the next build."""
+        layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")))
+        packed = layout.packed()
+        if packed != known.get(agent_id):
+            self.layouts[(sid, agent_id)] = packed
+        return layout
 
     def html(self, rel: str, template: str, **context: Any) -> bytes:
         """Render a template for `rel` with links relative to that page."""

@@ -45,6 +45,7 @@ class BatchResult:
     graphviz_missing: bool
     redactions: dict[str, list[Any]]
     svgs: dict[str, bytes] = field(default_factory=dict)
+    layouts: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
 
 class InWorkers(Protocol):
@@ -66,7 +67,7 @@ def worker_renderer(setup: WorkerSetup, source: SiteSource) -> Renderer:
 
 def render_batch(renderer: Renderer, batch: list[str]) -> BatchResult:
     """Render one batch of sessions (in a worker process); on an error its staged files are removed and the error raised."""
-    renderer.digests, renderer.stats, renderer.redactions, renderer.svgs = {}, RenderStats(), {}, {}
+    renderer.digests, renderer.stats, renderer.redactions, renderer.svgs, renderer.layouts = {}, RenderStats(), {}, {}, {}
     # Each batch sends back only what it produced (not the record of what the folder holds).
     # (The Renderer judges what is fresh by its own record, taken from the setup's writer.)
     renderer.writer = writer = SiteWriter(renderer.writer.out, renderer.writer.stage)
@@ -76,7 +77,7 @@ def render_batch(renderer: Renderer, batch: list[str]) -> BatchResult:
         writer.abort()
         raise
     stats = renderer.stats
-    return BatchResult(renderer.digests, writer, stats.rendered, stats.graphviz_missing, renderer.redactions, renderer.svgs)
+    return BatchResult(renderer.digests, writer, stats.rendered, stats.graphviz_missing, renderer.redactions, renderer.svgs, renderer.layouts)
 
 
 def merge(parent: Renderer, result: BatchResult) -> None:
@@ -90,3 +91,4 @@ def merge(parent: Renderer, result: BatchResult) -> None:
     parent.redactions.update(result.redactions)
     for digest, svg in result.svgs.items():  # in the order drawn, as this process would have
         parent.svgs.setdefault(digest, svg)
+    parent.layouts.update(result.layouts)

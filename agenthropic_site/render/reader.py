@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -24,6 +25,7 @@ OUTLINE_CHARS = 160
 # A session page lists every prompt up to this many, else one line per transcript page (each page
 # lists its own prompts): a 60 MB session's 1,000 prompts would take 300 KB of the page.
 OUTLINE_MAX = 300
+KEY_BYTES = 16  # of a message's key: the digest of what its HTML is made from
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,65 @@ class OutlineEntry:
     turn: TurnFigures | None
 
 
+class Links(dict[str, str]):
+    """A table of links that is also the function a TranscriptContext calls; its repr is its contents."""
+
+    def __call__(self, key: str) -> str:
+        """Return the link of `key`."""
+        return self[key]
+
+
+def narrowed(context: TranscriptContext, message: Message, index: int) -> TranscriptContext:
+    """Keep only what one message's HTML reads of its transcript's context: its request, its turn, its calls' results and agents.
+
+    Messages are rendered from this, so it is everything a message's HTML depends on besides the
+    message and its index: their digest says whether the HTML can have changed.
+    """
+    ids = list(dict.fromkeys(block.tool_use_id for block in message.blocks if block.tool_use_id))
+    spawned = {tool_use_id: context.spawned[tool_use_id] for tool_use_id in ids if tool_use_id in context.spawned}
+    message_id = message.message_id or ""
+    figures = context.requests.get(message_id)
+    owner = figures.counted_in if figures is not None else None
+    return TranscriptContext(
+        spawned=spawned,
+        agent_href=Links({agent_id: context.agent_href(agent_id) for agent_id in spawned.values()}),
+        agent_labels={agent_id: context.agent_labels[agent_id] for agent_id in spawned.values() if agent_id in context.agent_labels},
+        session_href=Links({owner: context.session_href(owner)} if owner else {}),
+        requests={message_id: figures} if figures is not None else {},
+        turns={index: context.turns[index]} if index in context.turns else {},
+        results={tool_use_id: context.results[tool_use_id] for tool_use_id in ids if tool_use_id in context.results},
+        request_at={message_id: context.request_at[message_id]} if message_id in context.request_at else {},
+        zone=context.zone,
+    )
+
+
+def message_key(message: Message, index: int, narrow: TranscriptContext) -> bytes:
+    """Digest everything a message's HTML is made from (the message, its place, its narrowed context)."""
+    return hashlib.blake2b(repr((message, index, narrow)).encode("utf-8", "surrogateescape"), digest_size=KEY_BYTES).digest()
+
+
+def pack_sizes(keys: list[bytes], sizes: list[int]) -> bytes:
+    """Write each message's key and HTML size, for the next build's layout of the same transcript."""
+    return b"".join(key + size.to_bytes(4, "big") for key, size in zip(keys, sizes))
+
+
+def unpack_sizes(packed: bytes) -> dict[bytes, int]:
+    """Read what pack_sizes wrote: message key -> HTML size in bytes."""
+    step = KEY_BYTES + 4
+    return {packed[at : at + KEY_BYTES]: int.from_bytes(packed[at + KEY_BYTES : at + step], "big") for at in range(0, len(packed) - step + 1, step)}
+
+
 @dataclass
 class Layout:
-    """One agent's transcript laid out: every message's HTML, the pages, the outline."""
+    """One agent's transcript laid out: each message's key and HTML size, the pages, the outline; HTML rendered when asked for."""
 
-    fragments: list[str]
+    messages: list[Message]
+    contexts: list[TranscriptContext]  # each message's narrowed context
+    keys: list[bytes]
+    sizes: list[int]  # bytes of each message's HTML (0: it shows nothing)
     pages: list[list[int]]  # message indices on each page, in order; a transcript always has one page
     outline: list[OutlineEntry]
+    fragments: dict[int, str]  # the messages rendered so far
 
     def page_of(self, index: int) -> int:
         """Return the 1-based page a message index is on."""
@@ -52,9 +106,23 @@ class Layout:
                 return number
         return len(self.pages)
 
+    def fragment(self, index: int) -> str:
+        """Return one message's HTML, rendering it if this layout has not yet."""
+        if index not in self.fragments:
+            self.fragments[index] = _fitting(self.messages[index], index, self.contexts[index])
+        return self.fragments[index]
+
     def body(self, page: int) -> str:
         """Return the message HTML of a 1-based page."""
-        return "".join(self.fragments[index] for index in self.pages[page - 1])
+        return "".join(self.fragment(index) for index in self.pages[page - 1])
+
+    def page_key(self, page: int) -> bytes:
+        """Return the keys of a 1-based page's messages, in order: the page's messages can differ only when these do."""
+        return b"".join(self.keys[index] for index in self.pages[page - 1])
+
+    def packed(self) -> bytes:
+        """Return each message's key and size, for the next build (see lay_out's `known`)."""
+        return pack_sizes(self.keys, self.sizes)
 
 
 def fits_inline(messages: list[Message]) -> bool:
@@ -70,17 +138,28 @@ def fits_inline(messages: list[Message]) -> bool:
     return True
 
 
-def lay_out(messages: list[Message], context: TranscriptContext) -> Layout:
-    """Render every message once and cut the transcript into pages; outline its prompts."""
-    fragments = [_fitting(message, index, context) for index, message in enumerate(messages)]
-    pages = paginate([len(fragment.encode("utf-8")) if fragment else 0 for fragment in fragments])
-    page_of = {index: number for number, page in enumerate(pages, start=1) for index in page}
-    outline = [
+def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[bytes, int] | None = None) -> Layout:
+    """Cut a transcript into pages and outline its prompts, rendering only the messages whose size `known` does not give.
+
+    `known` maps message keys to HTML sizes from an earlier build: a message with the same key
+    renders to the same bytes, so after an append only the new messages and those whose context
+    changed (a result arrived, a turn grew) are rendered to be measured.
+    """
+    contexts = [narrowed(context, message, index) for index, message in enumerate(messages)]
+    keys = [message_key(message, index, contexts[index]) for index, message in enumerate(messages)]
+    layout = Layout(messages, contexts, keys, [], [], [], {})
+    known = known or {}
+    for index, key in enumerate(keys):
+        size = known.get(key)
+        layout.sizes.append(len(layout.fragment(index).encode("utf-8")) if size is None else size)
+    layout.pages = paginate(layout.sizes)
+    page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
+    layout.outline = [
         OutlineEntry(index, page_of[index], _prompt_text(message), message.timestamp, context.turns.get(index))
         for index, message in enumerate(messages)
-        if is_prompt(message) and fragments[index]
+        if is_prompt(message) and layout.sizes[index]
     ]
-    return Layout(fragments, pages, outline)
+    return layout
 
 
 def paginate(sizes: list[int]) -> list[list[int]]:

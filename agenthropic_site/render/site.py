@@ -35,6 +35,7 @@ class SiteRender:
     digests: dict[str, str]  # output path -> input digest
     svgs: dict[str, bytes] = field(default_factory=dict)  # graphs drawn this build, by DOT digest, in the order drawn
     redactions: dict[str, Any] = field(default_factory=dict)  # with --redact: the masks counted in each session (counts only)
+    layouts: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (session, agent) -> its transcript's new layout sizes
 
 
 def render_site(
@@ -88,7 +89,7 @@ def render_site(
         writer.write("search/sessions.js", sessions_js(sessions))
     if not renderer.fresh("search.html"):
         renderer.page("search.html", "search.html")
-    return SiteRender(renderer.stats, renderer.digests, renderer.svgs, renderer.redaction_record() if redact else {})
+    return SiteRender(renderer.stats, renderer.digests, renderer.svgs, renderer.redaction_record() if redact else {}, renderer.layouts)
 
 
 def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None) -> None:

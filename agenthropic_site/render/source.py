@@ -33,6 +33,10 @@ class SiteSource(Protocol):
         """Return a digest of each agent's stored transcript, which changes whenever the transcript does."""
         ...
 
+    def layout_sizes(self, session_id: str) -> dict[str, bytes]:
+        """Return, by agent, the message keys and HTML sizes of the last layout of its transcript (reader.pack_sizes)."""
+        ...
+
     def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
         """Return each agent's deduplicated requests by message id, for the figures shown on messages."""
         ...
