@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import random
 from decimal import Decimal
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, rollups
@@ -39,6 +41,61 @@ def test_critical_path_is_the_longest_chain_of_durations() -> None:
     assert critical_path(graph, "m", {"m": 5, "a": 10, "b": 10, "c": 15}) == ["m", "a", "b"]  # 25 beats 20
     assert critical_path(graph, "m", {"m": 5, "a": 10, "b": 5, "c": 15, "d": 15}) == ["m", "a", "b"]  # ties: smaller id
     assert critical_path(graph, "m", {"c": 1}) == ["m", "c"]
+
+
+def _random_graph(rng: random.Random) -> tuple[list[str], list[tuple[str, str]]]:
+    """A small graph: mostly a tree under "m", sometimes with extra links, cycles, orphans and repeated links."""
+    nodes = ["m", *(f"a{n}" for n in range(rng.randrange(0, 12)))]
+    edges = [(rng.choice(nodes[:index]), node) for index, node in enumerate(nodes) if index and rng.random() < 0.9]
+    for _ in range(rng.choice((0, 0, 0, 1, 2))):
+        edges.append((rng.choice(nodes), rng.choice(nodes)))  # a second parent, a cycle or a self-link
+    edges += rng.sample(edges, k=min(len(edges), rng.randrange(0, 2)))  # a link written twice
+    rng.shuffle(edges)
+    return nodes, edges
+
+
+def test_graph_functions_agree_with_networkx_on_random_graphs() -> None:
+    """networkx is the oracle: the build walks its own adjacency lists (no 0.1 s import for one changed session)."""
+    rng = random.Random(18)
+    checked = valid = 0
+    for _ in range(600):
+        nodes, edges = _random_graph(rng)
+        graph, oracle = build_graph(nodes, edges), nx.DiGraph()
+        oracle.add_nodes_from(nodes)
+        oracle.add_edges_from(edges)
+        assert list(graph.children) == list(oracle.nodes)
+        problems = check_graph(graph, "m", [])
+        assert ("the agent graph has a cycle" in problems) == (not nx.is_directed_acyclic_graph(oracle))
+        assert [p for p in problems if "parents" in p] == [f"agent {n} has {oracle.in_degree(n)} parents" for n in sorted(oracle) if oracle.in_degree(n) > 1]
+        unreachable = sorted(set(oracle) - {"m"} - nx.descendants(oracle, "m"))
+        assert [p for p in problems if "reachable" in p] == [f"agent {n} is neither reachable from the main agent nor listed as unlinked" for n in unreachable]
+        checked += 1
+        if problems:
+            continue
+        valid += 1
+        # Costs exact in eighths, as prices times tokens are: sums do not depend on their order.
+        own = {node: (Tokens(input=rng.randrange(100)), Decimal(rng.randrange(1000)) / 8) for node in nodes}
+        sums = rollups(graph, own, ["m"])
+        for node in nodes:
+            subtree = {node} | nx.descendants(oracle, node)
+            assert sums[node].subtree_cost == sum((own[n][1] for n in subtree), Decimal(0))
+            assert sums[node].subtree_tokens.input == sum(own[n][0].input for n in subtree)
+            assert sums[node].depth == nx.shortest_path_length(oracle, "m", node)
+        durations = {node: rng.randrange(5) for node in nodes}
+        path = critical_path(graph, "m", durations)
+        longest = max(sum(durations[n] for n in chain) for chain in ([*nx.shortest_path(oracle, "m", leaf)] for leaf in oracle if oracle.out_degree(leaf) == 0))
+        assert path[0] == "m" and all(oracle.has_edge(a, b) for a, b in zip(path, path[1:])) and oracle.out_degree(path[-1]) == 0
+        assert sum(durations[n] for n in path) == longest
+    assert checked == 600 and 200 < valid < 600
+
+
+def test_a_chain_thousands_deep_is_walked_without_recursion() -> None:
+    chain = [f"a{n}" for n in range(5_000)]
+    graph = build_graph(["m", *chain], zip(["m", *chain], chain))
+    assert check_graph(graph, "m", []) == []
+    sums = rollups(graph, {node: (Tokens(input=1), Decimal(1)) for node in chain}, ["m"])
+    assert sums["m"].subtree_cost == 5_000 and sums[chain[-1]].depth == 5_000
+    assert critical_path(graph, "m", {}) == ["m", *chain]
 
 
 def test_hostile_labels_are_escaped_for_graphviz(tmp_path: Path) -> None:

@@ -1,5 +1,1 @@
-"""Orchestration graph: networkx checks and rollups (graph.dag), Graphviz drawing (graph.draw).
-
-Nothing is imported here: networkx takes a tenth of a second to import, and a build that
-reuses every cached session view never needs it.
-"""
+"""Orchestration graph: checks and subtree rollups (graph.dag), Graphviz drawing (graph.draw)."""

@@ -473,7 +473,6 @@ def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: list[
 
 
 def _roll_up(session: SessionView) -> None:
-    # networkx is imported here, not at module level: a no-change build never needs it.
     from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, rollups
 
     # Session totals come from the agents themselves, so a graph problem can never zero them.
