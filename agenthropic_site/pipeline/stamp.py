@@ -90,22 +90,24 @@ def unchanged(config: BuildConfig) -> BuildResult | None:
 
 def _after(config: BuildConfig) -> dict[str, str | int] | None:
     """Return the state the build left: the cache file and the output folder's published files; None when they cannot be read."""
-    manifest = config.out / STATE / MANIFEST_NAME
+    out = os.fspath(config.out)
+    manifest = os.path.join(out, STATE, MANIFEST_NAME)
     try:
-        data = manifest.read_bytes()
+        with open(manifest, "rb") as handle:
+            data = handle.read()
         digest = hashlib.sha256(_stat_line(os.lstat(manifest)).encode() + data)
     except OSError:
         return None
-    lines = data.splitlines()
-    if not lines or lines[0] + b"\n" != MANIFEST_HEADER:
+    lines = data.decode("utf-8", "surrogateescape").split("\n")
+    if not lines or lines[0] + "\n" != MANIFEST_HEADER.decode() or lines.pop() != "":
         return None
+    regular = stat.S_ISREG
     for line in lines[1:]:
-        published, _, path = line.partition(b" ")
-        rel = path.decode("utf-8", "surrogateescape")
-        if published == UNKNOWN.encode() or any(part in ("", ".", "..") for part in rel.split("/")):
+        published, _, rel = line.partition(" ")
+        if published == UNKNOWN or rel.startswith("/") or ".." in rel.split("/"):
             return None  # a publishing cut short, or a line no build writes: the build looks at it
         try:
-            if not stat.S_ISREG(os.lstat(config.out / rel).st_mode):
+            if not regular(os.lstat(os.path.join(out, rel)).st_mode):
                 return None
         except OSError:
             return None
@@ -152,28 +154,30 @@ def _stat_line(st: os.stat_result) -> str:
 
 def _listing(root: str, levels: int) -> str:
     """Digest every entry under `root` (lstat, never through a link) down to `levels` folders deep."""
-    digest = hashlib.sha256()
     try:
-        digest.update(_stat_line(os.lstat(root)).encode())
+        lines = [_stat_line(os.lstat(root))]
     except OSError as exc:
         return f"absent:{exc.errno}"
     folders = [("", 1)]
+    is_folder = stat.S_ISDIR
     while folders:
         rel, depth = folders.pop()
         try:
+            # In the folder's own order: should it change with nothing else changing, the whole build
+            # runs once more; it never hides a change.
             with os.scandir(os.path.join(root, rel)) as listed:
-                entries = sorted(listed, key=lambda entry: entry.name)
+                entries = list(listed)
         except OSError as exc:
-            digest.update(f"{rel}\0unlisted {exc.errno}\n".encode("utf-8", "surrogateescape"))
+            lines.append(f"{rel}\0unlisted {exc.errno}")
             continue
         for entry in entries:
             path = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                digest.update(f"{path}\0gone {exc.errno}\n".encode("utf-8", "surrogateescape"))
+                lines.append(f"{path}\0gone {exc.errno}")
                 continue
-            digest.update(f"{path}\0{_stat_line(st)}\n".encode("utf-8", "surrogateescape"))
-            if stat.S_ISDIR(st.st_mode) and depth < levels:
+            lines.append(f"{path}\0{_stat_line(st)}")
+            if is_folder(st.st_mode) and depth < levels:
                 folders.append((path, depth + 1))
-    return digest.hexdigest()
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
