@@ -132,6 +132,8 @@ def _inputs(config: BuildConfig) -> str:
         os.path.realpath(config.corpus), os.path.realpath(config.out), os.path.realpath(config.cache),
         str(config.theme and os.path.realpath(config.theme)), str(config.pricing and os.path.realpath(config.pricing)),
         f"{config.max_file_bytes}|{config.max_depth}|{config.watchdog_minutes}|{config.redact}|{config.tz}",
+        # Who builds: another user (or group) may be refused folders this one could list.
+        f"{os.geteuid()}|{os.getegid()}|{sorted(os.getgroups())}" if hasattr(os, "geteuid") else "",
         str(shutil.which("dot") is not None),
     ):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
