@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -138,7 +138,11 @@ CREATE TABLE views (
     excluded INTEGER NOT NULL,
     body_sum TEXT NOT NULL,
     summary_sum TEXT NOT NULL,
-    row_sum TEXT NOT NULL
+    row_sum TEXT NOT NULL,
+    -- Every request the session owns (time, model, tokens, cost), for the usage windows: stored with
+    -- the view, so it goes whenever the view does (model/usage.py reads only these).
+    usage BLOB NOT NULL,
+    usage_sum TEXT NOT NULL
 );
 CREATE TABLE events_raw (
     seq INTEGER PRIMARY KEY,

@@ -695,14 +695,22 @@ class Cache:
                 )
             )
 
-    def put_views(self, rows: dict[str, tuple[bytes, bytes, bool]]) -> None:
-        """Store computed session views with their summaries and whether the session is excluded."""
+    def put_views(self, rows: dict[str, tuple[bytes, bytes, bool, bytes]]) -> None:
+        """Store computed session views with their summaries, whether the session is excluded, and its owned requests."""
         stored = []
-        for sid, (body, summary, excluded) in sorted(rows.items()):
+        for sid, (body, summary, excluded, usage) in sorted(rows.items()):
             body_sum, summary_sum = _sum(body), _sum(summary)
-            stored.append((sid, body, summary, int(excluded), body_sum, summary_sum, _sum(sid, int(excluded), body_sum, summary_sum)))
+            stored.append((sid, body, summary, int(excluded), body_sum, summary_sum, _sum(sid, int(excluded), body_sum, summary_sum),
+                           usage, _sum(sid, usage)))
         with self.transaction():
-            self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?, ?, ?, ?)", stored)
+            self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", stored)
+
+    def view_usage(self) -> Iterator[tuple[str, bytes]]:
+        """Yield every session's owned requests as its view stored them, by session id (CacheDamaged when one fails its checksum)."""
+        for sid, usage, usage_sum in self.conn.execute("SELECT session_id, usage, usage_sum FROM views ORDER BY session_id"):
+            if usage_sum != _sum(sid, bytes(usage)):
+                raise CacheDamaged(f"the stored requests of session {sid}", (("view", sid),))
+            yield sid, bytes(usage)
 
     def view_summaries(self) -> Iterator[tuple[str, bytes | None]]:
         """Yield every stored session summary by session id (None when damaged: derive it again).

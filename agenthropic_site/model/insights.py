@@ -37,6 +37,7 @@ class ContextPoint:
     model: str
     context: int
     cost: Decimal | None  # None: the session's cost is unknown
+    tokens: Tokens = Tokens()  # the request's tokens by category, for the usage windows (model/usage.py)
 
     @property
     def long_context(self) -> bool:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 
+import orjson
+
 from agenthropic_site.cache import Cache, codec
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model import views
 from agenthropic_site.model.views import SessionSummary, SessionView, compute_views, summarize
-
+from agenthropic_site.parse.model import TOKEN_CATEGORIES
 
 
 def encode_view(view: SessionView) -> bytes:
@@ -35,6 +37,14 @@ def decode_summary(body: bytes) -> SessionSummary:
     return codec.decode(SessionSummary, body)
 
 
+def encode_usage(view: SessionView) -> bytes:
+    """Serialise the requests a view owns as the usage windows read them: [time, model, tokens by category..., cost or null]."""
+    return orjson.dumps([
+        [point.at, point.model, *(getattr(point.tokens, name) for name in TOKEN_CATEGORIES), None if point.cost is None else str(point.cost)]
+        for point in view.context
+    ])
+
+
 # What decoding bytes that are not a view (or a view of an older shape) raises; a TypeError of the
 # codec is a class it cannot store, a bug to surface rather than a view to derive again.
 DAMAGED = codec.CodecError
@@ -47,7 +57,7 @@ def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, Sessio
     for sid, view in views.items():
         body = encode_view(view)
         summaries[sid] = summarize(view, hashlib.sha256(body).hexdigest())
-        rows[sid] = (body, encode_summary(summaries[sid]), view.excluded_reason is not None)
+        rows[sid] = (body, encode_summary(summaries[sid]), view.excluded_reason is not None, encode_usage(view))
     cache.put_views(rows)
     return summaries
 

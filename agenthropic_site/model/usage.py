@@ -7,15 +7,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 
+import orjson
+
 from agenthropic_site.cache import Cache
 from agenthropic_site.config import zone_of
-from agenthropic_site.model.views import _holder, _ownership
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 BLOCK = timedelta(hours=5)  # ccusage's block: the span subscription usage limits are counted in
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UsageRequest:
     """One request as its owning session counts it: when, which model, its tokens and its cost."""
 
@@ -32,12 +33,17 @@ class Window:
 
     start: datetime
     end: datetime
-    tokens: Tokens = Tokens()
+    counts: list[int] = field(default_factory=lambda: [0] * len(TOKEN_CATEGORIES))  # tokens by category, summed in place
     cost: Decimal = Decimal(0)  # of the priced requests only
     priced: int = 0
     requests: int = 0
     session_ids: set[str] = field(default_factory=set)
     model_tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> Tokens:
+        """Return the window's tokens by category."""
+        return Tokens(*self.counts)
 
     @property
     def cost_complete(self) -> bool:
@@ -59,15 +65,31 @@ class Window:
         """Return the model ids of the window, most tokens first (ties by id)."""
         return sorted(self.model_tokens, key=lambda model: (-self.model_tokens[model], model))
 
+    def merge(self, other: Window) -> None:
+        """Count another window's requests in this one (a week is its days, a month too)."""
+        for index, count in enumerate(other.counts):
+            self.counts[index] += count
+        self.cost += other.cost
+        self.priced += other.priced
+        self.requests += other.requests
+        self.session_ids |= other.session_ids
+        for model, tokens in other.model_tokens.items():
+            self.model_tokens[model] = self.model_tokens.get(model, 0) + tokens
+
     def add(self, request: UsageRequest) -> None:
-        """Count one request in the window."""
-        self.tokens = self.tokens + request.tokens
+        """Count one request in the window (sums kept as plain integers: a corpus has hundreds of thousands)."""
+        counts, tokens = self.counts, request.tokens
+        counts[0] += tokens.input
+        counts[1] += tokens.output
+        counts[2] += tokens.cache_read
+        counts[3] += tokens.cache_write_5m
+        counts[4] += tokens.cache_write_1h
         self.requests += 1
         if request.cost is not None:
             self.cost += request.cost
             self.priced += 1
         self.session_ids.add(request.session_id)
-        self.model_tokens[request.model] = self.model_tokens.get(request.model, 0) + request.tokens.total
+        self.model_tokens[request.model] = self.model_tokens.get(request.model, 0) + tokens.total
 
 
 @dataclass
@@ -89,20 +111,17 @@ def corpus_usage(cache: Cache, tz: str) -> Usage:
 
 
 def owned_requests(cache: Cache) -> list[UsageRequest]:
-    """Return every request once, in the session that owns it (the views' ownership rule), with the views' halt gate."""
-    rows = cache.usage_requests()
-    owner = _ownership(cache, sorted({row["session_id"] for row in rows}))
-    owned = [row for row in rows if _holder(owner, row, row["session_id"]) == row["session_id"]]
-    # A session that owns an unpriced request has an unknown cost: none of its requests' costs is counted.
-    unpriced = {row["session_id"] for row in owned if row["price_problem"] is not None}
-    return [
-        UsageRequest(
-            session_id=row["session_id"], at=parse_time(row["at"]), model=row["model"],
-            tokens=Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"]),
-            cost=None if row["session_id"] in unpriced else sum((Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES), Decimal(0)),
-        )
-        for row in owned
-    ]
+    """Return every request once, in the session that owns it, as each session's stored view lists them.
+
+    A view lists the requests its session owns (the views' ownership rule) with their costs, none
+    when the session owns an unpriced one (the halt gate): reading these, not every usage row with
+    the ownership worked out again, keeps a build that changed one session from redoing the corpus.
+    """
+    requests = []
+    for session_id, usage in cache.view_usage():
+        for at, model, *counts, cost in orjson.loads(usage):
+            requests.append(UsageRequest(session_id, parse_time(at), model, Tokens(*counts), None if cost is None else Decimal(cost)))
+    return requests
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -152,14 +171,21 @@ def usage_windows(requests: Iterable[UsageRequest], tz: str) -> Usage:
     for start, (_, request) in zip(block_starts([at for at, _ in timed]), timed, strict=True):
         blocks.setdefault(start, Window(start.astimezone(zone), (start + BLOCK).astimezone(zone))).add(request)
     usage.blocks = list(blocks.values())
-    calendars = {"days": _day_span, "weeks": _week_span, "months": _month_span}
-    for name, span in calendars.items():
+    days: dict[date, Window] = {}
+    for at, request in timed:
+        day = at.astimezone(zone).date()
+        if day not in days:
+            days[day] = Window(local_midnight(day, zone), local_midnight(day + timedelta(days=1), zone))
+        days[day].add(request)
+    usage.days = [days[day] for day in sorted(days)]
+    # Weeks and months are their days merged: each request is added twice, not four times.
+    for name, span in {"weeks": _week_span, "months": _month_span}.items():
         windows: dict[date, Window] = {}
-        for at, request in timed:
-            first, following = span(at.astimezone(zone).date())
+        for window in usage.days:
+            first, following = span(window.start.date())
             if first not in windows:
                 windows[first] = Window(local_midnight(first, zone), local_midnight(following, zone))
-            windows[first].add(request)
+            windows[first].merge(window)
         setattr(usage, name, [windows[key] for key in sorted(windows)])
     return usage
 
@@ -169,10 +195,6 @@ def local_midnight(day: date, zone: tzinfo) -> datetime:
     naive = datetime(day.year, day.month, day.day, tzinfo=zone)
     # Through UTC and back: a midnight a DST change skips becomes the day's real first instant, with its offset.
     return naive.astimezone(UTC).astimezone(zone)
-
-
-def _day_span(day: date) -> tuple[date, date]:
-    return day, day + timedelta(days=1)
 
 
 def _week_span(day: date) -> tuple[date, date]:

@@ -389,7 +389,7 @@ def _load_usage(
         excluded = session.excluded_reason is not None
         per_agent: dict[str, list[Any]] = {}
         for agent_id, model, tokens, cost, at in entries:
-            session.context.append(ContextPoint(at, agent_id, model, context_size(tokens), None if excluded else cost))
+            session.context.append(ContextPoint(at, agent_id, model, context_size(tokens), None if excluded else cost, tokens))
             entry = per_agent.setdefault(agent_id, [Tokens(), Decimal(0), 0])
             entry[0] = entry[0] + tokens
             entry[1] += cost
