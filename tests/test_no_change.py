@@ -71,13 +71,13 @@ CHANGES: dict[str, Callable[[BuildConfig, Path], object]] = {
 def test_every_kind_of_change_makes_the_build_run_and_nothing_else_does(one_project: Path, tmp_path: Path) -> None:
     settings = config(one_project, tmp_path / "site", tmp_path / "cache")
     run_build(settings)
-    assert stamp.unchanged(settings) is not None  # a build was just made: nothing changed since
+    assert stamp.unchanged(settings)[0] is not None  # a build was just made: nothing changed since
     for name, change in CHANGES.items():
         changed = change(settings, tmp_path)
         settings = changed if isinstance(changed, BuildConfig) else settings
-        assert stamp.unchanged(settings) is None, name
+        assert stamp.unchanged(settings)[0] is None, name
         run_build(settings)
-        assert stamp.unchanged(settings) is not None, f"after the build that followed: {name}"
+        assert stamp.unchanged(settings)[0] is not None, f"after the build that followed: {name}"
 
 
 def test_another_output_folder_built_from_the_same_cache_is_a_change(one_project: Path, tmp_path: Path) -> None:
@@ -85,8 +85,8 @@ def test_another_output_folder_built_from_the_same_cache_is_a_change(one_project
     second = dataclasses.replace(first, out=tmp_path / "two")
     run_build(first)
     run_build(second)
-    assert stamp.unchanged(second) is not None
-    assert stamp.unchanged(first) is None
+    assert stamp.unchanged(second)[0] is not None
+    assert stamp.unchanged(first)[0] is None
 
 
 def test_the_clock_ages_statuses_only_past_the_span_the_stamp_records(demo_corpus: Path, tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_the_clock_ages_statuses_only_past_the_span_the_stamp_records(demo_corpu
     stale_after = parse_instant(body["stale_after"]) + watchdog
     for now, same in ((fresh_until, True), (fresh_until + timedelta(milliseconds=1), False), (stale_after + timedelta(milliseconds=1), True),
                       (stale_after, False)):
-        assert (stamp.unchanged(dataclasses.replace(settings, now=now)) is not None) is same, now
+        assert (stamp.unchanged(dataclasses.replace(settings, now=now))[0] is not None) is same, now
 
 
 def test_what_it_says_is_what_the_whole_build_says(demo_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,7 +144,7 @@ def test_a_build_that_would_read_a_session_again_leaves_no_stamp(one_project: Pa
     result = run_build(settings)
     assert result.read_skips and result.no_change is None
     assert not (settings.cache / stamp.STAMP_FILE).exists()
-    assert stamp.unchanged(settings) is None
+    assert stamp.unchanged(settings)[0] is None
 
 
 def test_a_change_made_while_a_build_runs_is_read_by_the_next(one_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,5 +159,5 @@ def test_a_change_made_while_a_build_runs_is_read_by_the_next(one_project: Path,
     monkeypatch.setattr(build_module, "scan_and_ingest", ingest_then_append)
     run_build(settings)
     monkeypatch.undo()
-    assert stamp.unchanged(settings) is None
+    assert stamp.unchanged(settings)[0] is None
     assert run_build(settings).parsed == 1

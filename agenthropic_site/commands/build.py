@@ -84,11 +84,11 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
         # Nothing changed since the last build of this folder: said without loading the pipeline
         # (with -v the build runs, to explain each decision).
-        result = None if args.verbose else unchanged(config)
+        result, measured = (None, {}) if args.verbose else unchanged(config)
         if result is None:
             from agenthropic_site.pipeline.build import run_build
 
-            result = run_build(config)
+            result = run_build(config, measured)
     except UserError as exc:
         # A full cache or output folder is exit 1 (nothing lost, the site whole); the rest exit 2 or 3.
         return report(exc)

@@ -27,9 +27,13 @@ log = logging.getLogger(__name__)
 __all__ = ["BuildResult", "run_build"]
 
 
-def run_build(config: BuildConfig) -> BuildResult:
-    """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError (CacheError) or OutputError."""
-    before = stamp.before_build(config)  # before anything is read: a change made from now on is seen by the next build
+def run_build(config: BuildConfig, measured: dict[str, str] | None = None) -> BuildResult:
+    """Build the site once. Raises CorpusRootError, ContainmentError, ConfigError (CacheError) or OutputError.
+
+    `measured`: what the no-change check measured of the inputs just before (pipeline/stamp.py).
+    """
+    # Before anything is read: a change made from now on is seen by the next build.
+    before = stamp.before_build(config, measured)
     root = real_root(config.corpus)
     check_folders(config.corpus, config.out, config.cache)
     check_output_path(config.out)

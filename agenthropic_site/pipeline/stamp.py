@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -43,13 +44,16 @@ def forget(cache_folder: Path) -> None:
         pass  # none there, or no cache folder yet (opening the cache says what is wrong with it)
 
 
-def before_build(config: BuildConfig) -> dict[str, str]:
-    """Return the state of the build's inputs before it reads any: a change made during the build is then seen next time."""
-    return {
-        "corpus": _listing(os.path.realpath(config.corpus), config.max_depth + LEVELS_ABOVE_SESSIONS),
-        "spool": _listing(str(config.cache / SPOOL_FOLDER), 1),
-        "inputs": _inputs(config),
-    }
+def before_build(config: BuildConfig, measured: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the state of the build's inputs before it reads any (a change made during the build is then seen next time).
+
+    `measured` holds what the no-change check already measured on its way (just before the build).
+    """
+    state = dict(measured or {})
+    for key, measure in BEFORE:
+        if key not in state:
+            state[key] = measure(config)
+    return state
 
 
 def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None:
@@ -66,26 +70,36 @@ def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None
         pass  # without a stamp the next build only takes longer
 
 
-def unchanged(config: BuildConfig) -> BuildResult | None:
-    """Return what a build would report when nothing changed since the stamp, or None when it must run."""
+def unchanged(config: BuildConfig) -> tuple[BuildResult | None, dict[str, str]]:
+    """Return what a build would report when nothing changed since the stamp (else None), and what was measured on the way.
+
+    The likeliest changes are looked at first and the check stops at the first difference; the
+    build that then runs takes what was measured as its own state before it (before_build).
+    """
+    measured: dict[str, str] = {}
     try:
         with open(config.cache / STAMP_FILE, encoding="utf-8") as handle:
             body = json.load(handle)
         facts = NoChange(**{key: body[key] for key in NoChange.__dataclass_fields__})
         if body.get("format") != STAMP_FORMAT:
-            return None
+            return None, measured
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return None, measured
     cutoff = stale_cutoff(config.now, config.watchdog_minutes)
     if (facts.stale_after is not None and cutoff <= facts.stale_after) or (facts.fresh_until is not None and cutoff > facts.fresh_until):
-        return None  # some agent's status ages (or un-ages) at this clock
+        return None, measured  # some agent's status ages (or un-ages) at this clock
+    for key, measure in BEFORE:
+        measured[key] = measure(config)
+        if body.get(key) != measured[key]:
+            return None, measured
     after = _after(config)
-    if after is None or any(body.get(key) != value for key, value in {**before_build(config), **after}.items()):
-        return None
-    return BuildResult(
+    if after is None or any(body.get(key) != value for key, value in after.items()):
+        return None, measured
+    result = BuildResult(
         sessions=facts.sessions, reused=facts.reused, failed=facts.failed, excluded=facts.excluded, skips=facts.skips,
         pages_unchanged=int(after["pages"]),
     )
+    return result, measured
 
 
 def _after(config: BuildConfig) -> dict[str, str | int] | None:
@@ -183,3 +197,15 @@ def _listing(root: str, levels: int) -> str:
             if is_folder(st.st_mode) and depth < levels:
                 folders.append((path, depth + 1))
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _corpus(config: BuildConfig) -> str:
+    return _listing(os.path.realpath(config.corpus), config.max_depth + LEVELS_ABOVE_SESSIONS)
+
+
+def _spool(config: BuildConfig) -> str:
+    return _listing(str(config.cache / SPOOL_FOLDER), 1)
+
+
+# What a build's state before it is made of, the likeliest to change first (the check stops at a difference).
+BEFORE: tuple[tuple[str, Callable[[BuildConfig], str]], ...] = (("corpus", _corpus), ("spool", _spool), ("inputs", _inputs))
