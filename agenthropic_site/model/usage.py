@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
+from typing import NamedTuple
 
 import orjson
 
@@ -16,9 +17,8 @@ from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 BLOCK = timedelta(hours=5)  # ccusage's block: the span subscription usage limits are counted in
 
 
-@dataclass(frozen=True, slots=True)
-class UsageRequest:
-    """One request as its owning session counts it: when, which model, its tokens and its cost."""
+class UsageRequest(NamedTuple):
+    """One request as its owning session counts it: when, which model, its tokens and its cost (a tuple: a corpus has many)."""
 
     session_id: str
     at: datetime | None  # UTC; None when the transcript gave no usable time
