@@ -614,9 +614,10 @@ class Cache:
                 for seq, c in enumerate(parsed.compactions)
             ],
         )
+        # One transcript's body at a time: a 60 MB session's bodies would all be alive at once in a list.
         bodies = ((agent_id, _encode_messages(messages)) for agent_id, messages in sorted(parsed.transcripts.items()))
         conn.executemany(
-            "INSERT INTO transcripts VALUES (?,?,?,?)", [(sid, agent_id, body, _sum(sid, agent_id, body)) for agent_id, body in bodies]
+            "INSERT INTO transcripts VALUES (?,?,?,?)", ((sid, agent_id, body, _sum(sid, agent_id, body)) for agent_id, body in bodies)
         )
 
     def _delete_rows(self, session_id: str, keep: tuple[str, ...] = ()) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,12 +35,24 @@ class DecodedFile:
 
 def decode_jsonl(rel: str, data: bytes) -> DecodedFile:
     """Decode JSONL, splitting on b"\\n" only (str.splitlines would also break on U+2028)."""
-    pieces = data.split(b"\n")
-    records: list[Record] = []
     errors: list[LineError] = []
-    last = len(pieces)
-    pending = False
-    for index, raw in enumerate(pieces, start=1):
+    pending: list[bool] = []
+    records = list(iter_jsonl(rel, data, errors, pending))
+    return DecodedFile(records, errors, bool(pending))
+
+
+def iter_jsonl(rel: str, data: bytes, errors: list[LineError], pending: list[bool]) -> Iterator[Record]:
+    """Yield the records of JSONL bytes one line at a time (a large transcript's records are never all alive at once).
+
+    Bad lines are appended to `errors`; `pending` gets one True when the last line is pending.
+    """
+    start, index, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        last = end < 0
+        raw = data[start:] if last else data[start:end]
+        index += 1
+        start = size if last else end + 1
         if not raw.strip():
             continue
         values = decode_line(raw)
@@ -48,17 +61,16 @@ def decode_jsonl(rel: str, data: bytes) -> DecodedFile:
             # exported, archived, checkpointed and copied transcripts often end without a final
             # newline, so only a last piece that does not decode is pending (Claude Code may be
             # writing it, format §9.2); it is not an error and is read again when the file grows.
-            if index == last:
-                pending = True
+            if last:
+                pending.append(True)
             else:
                 errors.append(LineError(rel, index, "invalid-json", _short(values)))
             continue
         for value in values:
             if isinstance(value, dict):
-                records.append(Record(index, value))
+                yield Record(index, value)
             else:
                 errors.append(LineError(rel, index, "not-an-object", f"a JSON {type(value).__name__}, not an object"))
-    return DecodedFile(records, errors, pending)
 
 
 def decode_line(raw: bytes) -> list[Any] | str:

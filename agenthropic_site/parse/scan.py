@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,7 +110,7 @@ class TranscriptFacts:
     builder: MessageBuilder = field(default_factory=MessageBuilder)
 
 
-def scan_records(facts: TranscriptFacts, records: list[Record], order_base: int = 0) -> TranscriptFacts:
+def scan_records(facts: TranscriptFacts, records: Iterable[Record], order_base: int = 0) -> TranscriptFacts:
     """Fill `facts` from the records of one transcript, in file order."""
     last_kind: str | None = None
     for position, record in enumerate(records):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from agenthropic_site.parse.fields import clip_words, text_of
-from agenthropic_site.parse.lines import Record, decode_jsonl
+from agenthropic_site.parse.lines import Record, decode_jsonl, iter_jsonl
 from agenthropic_site.parse.links import AgentMeta, Evidence, choose_edges, collect_evidence, edges_of, prompt_match_evidence, read_meta, spawn_inputs
 from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, UsageRow, Warning
 from agenthropic_site.parse.outcomes import apply_outcomes
@@ -34,12 +35,14 @@ def parse_session(source: SessionInput) -> ParsedSession:
     """Parse every transcript of a session and link them into one ParsedSession."""
     session = ParsedSession(session_id=source.session_id, project=source.project, main_state=source.main_state)
     main_id = source.session_id
-    decoded_main = decode_jsonl(source.main.rel, source.main.data)
-    session.line_errors.extend(decoded_main.errors)
-    if decoded_main.pending:
-        session.pending_lines.append(source.main.rel)
-    main_records, inline_groups = split_sidechains(decoded_main.records)
+    # The main transcript is read a line at a time: its records are several times its bytes as
+    # objects, and a 60 MB session's would all be alive at once (agents' files are small).
+    pending: list[bool] = []
+    inline_groups: list[tuple[str, list[Record]]] = []
+    main_records = split_sidechains(iter_jsonl(source.main.rel, source.main.data, session.line_errors, pending), inline_groups)
     facts = [scan_records(TranscriptFacts(main_id, source.main.rel, "main", main_id), main_records)]
+    if pending:
+        session.pending_lines.append(source.main.rel)
     kinds = {main_id: "main"}
     files: dict[str, str | None] = {main_id: source.main.rel if source.main_state != "absent" else None}
     inline_ids = []
@@ -48,6 +51,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
         kinds[agent_id] = "subagent"
         files[agent_id] = source.main.rel
         inline_ids.append(agent_id)
+    del inline_groups
     metas: dict[str, AgentMeta] = {}
     run_ids: dict[str, str] = {}
     lone_replies: set[str] = set()
@@ -182,16 +186,18 @@ def _link(
     return chosen
 
 
-def split_sidechains(records: list[Record]) -> tuple[list[Record], list[tuple[str, list[Record]]]]:
-    """Separate inline subagent turns (`isSidechain: true` in the main file, ≤ 2.0.27) by chain."""
-    main: list[Record] = []
+def split_sidechains(records: Iterable[Record], groups_out: list[tuple[str, list[Record]]]) -> Iterator[Record]:
+    """Yield the main chain's records; gather inline subagent turns (`isSidechain: true` in the main file, ≤ 2.0.27) by chain.
+
+    The chains are in `groups_out` once every record was yielded.
+    """
     groups: dict[str, list[Record]] = {}
     owner_of_uuid: dict[str, str] = {}
     current: str | None = None
     for record in records:
         data = record.data
         if data.get("isSidechain") is not True:
-            main.append(record)
+            yield record
             continue
         uuid = text_of(data.get("uuid"))
         parent = text_of(data.get("parentUuid"))
@@ -206,7 +212,7 @@ def split_sidechains(records: list[Record]) -> tuple[list[Record], list[tuple[st
         groups[group].append(record)
         if uuid:
             owner_of_uuid[uuid] = group
-    return main, list(groups.items())
+    groups_out.extend(groups.items())
 
 
 def tree_order(agents: dict[str, Agent], main_id: str) -> list[Agent]:

@@ -126,8 +126,11 @@ class Layout:
         return self.fragments[index]
 
     def body(self, page: int) -> str:
-        """Return the message HTML of a 1-based page."""
-        return "".join(self.fragment(index) for index in self.pages[page - 1])
+        """Return the message HTML of a 1-based page, once: its messages' HTML is let go (a page is written once)."""
+        html = "".join(self.fragment(index) for index in self.pages[page - 1])
+        for index in self.pages[page - 1]:
+            del self.fragments[index]
+        return html
 
     def page_key(self, page: int) -> bytes:
         """Return the keys of a 1-based page's messages, in order: the page's messages can differ only when these do."""

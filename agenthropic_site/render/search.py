@@ -86,8 +86,15 @@ def _scalars(value: Any) -> Iterator[str]:
 
 def shard_js(session_id: str, entries: list[SearchEntry]) -> bytes:
     """Return the script that hands one session's entries to the search page: agenthropicSearch.shard(id, rows)."""
-    rows = [[entry.href, entry.anchor, entry.kind, entry.text] for entry in entries]
-    return b"agenthropicSearch.shard(" + _json(session_id) + b", " + _json(rows) + b");\n"
+    # Row by row, joined once: a 60 MB session's shard is 17 MB, and encoding, escaping and wrapping
+    # it whole held three or four copies of it at once.
+    def pieces() -> Iterator[bytes]:
+        yield b"agenthropicSearch.shard(" + _json(session_id) + b", ["
+        for index, entry in enumerate(entries):
+            yield (b"," if index else b"") + _json([entry.href, entry.anchor, entry.kind, entry.text])
+        yield b"]);\n"
+
+    return b"".join(pieces())
 
 
 def sessions_js(entries: list[dict[str, str]]) -> bytes:
