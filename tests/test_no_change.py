@@ -59,6 +59,7 @@ CHANGES: dict[str, Callable[[BuildConfig, Path], object]] = {
     "a page deleted from the site": lambda c, t: (c.out / "sessions" / SESSION / "index.html").unlink(),
     "the manifest rewritten": lambda c, t: (c.out / ".agenthropic" / "manifest").write_bytes((c.out / ".agenthropic" / "manifest").read_bytes()),
     "the cache file touched": lambda c, t: os.utime(c.cache / "cache.sqlite3", (2, 2)),
+    "the folder's claim touched": lambda c, t: os.utime(c.out / ".agenthropic-site", (3, 3)),
     "another zone": lambda c, t: dataclasses.replace(c, tz="Europe/Paris"),
     "--redact": lambda c, t: dataclasses.replace(c, redact=True),
     "another watchdog": lambda c, t: dataclasses.replace(c, watchdog_minutes=c.watchdog_minutes + 5),

@@ -25,7 +25,7 @@ from agenthropic_site import code_identity
 from agenthropic_site.config import BuildConfig, stale_cutoff
 from agenthropic_site.live.spool import SPOOL_FOLDER
 from agenthropic_site.pipeline.result import BuildResult, NoChange
-from agenthropic_site.render.manifest import MANIFEST_HEADER, MANIFEST_NAME, STATE, UNKNOWN
+from agenthropic_site.render.manifest import MANIFEST_HEADER, MANIFEST_NAME, MARKER, STATE, UNKNOWN
 
 STAMP_FILE = "unchanged.json"
 STAMP_FORMAT = 1
@@ -109,7 +109,8 @@ def _after(config: BuildConfig) -> dict[str, str | int] | None:
     try:
         with open(manifest, "rb") as handle:
             data = handle.read()
-        digest = hashlib.sha256(_stat_line(os.lstat(manifest)).encode() + data)
+        # The folder's claim too: without it a build refuses the folder.
+        digest = hashlib.sha256(f"{_stat_line(os.lstat(manifest))}|{_stat_line(os.lstat(os.path.join(out, MARKER)))}".encode() + data)
     except OSError:
         return None
     lines = data.decode("utf-8", "surrogateescape").split("\n")

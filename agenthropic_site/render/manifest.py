@@ -21,6 +21,7 @@ from pathlib import Path
 
 # The builds' own bookkeeping, inside the output folder but not part of the site (snapshot, diff
 # and verify skip it): the manifest of what the last build published, and staging folders.
+MARKER = ".agenthropic-site"  # claims a folder for agenthropic's builds (render/writer.py prepare_output)
 STATE = ".agenthropic"
 MANIFEST_NAME = "manifest"
 STAGING = "staging"

@@ -23,13 +23,12 @@ from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
 from agenthropic_site.render.manifest import (
-    FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, SAFE_PART_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
+    FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, MARKER, SAFE_PART_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
     read_manifest,
 )
 
 log = logging.getLogger(__name__)
 
-MARKER = ".agenthropic-site"
 MARKER_TEXT = b"This folder is written by `agenthropic build`; its files are replaced on every build.\n"
 
 
