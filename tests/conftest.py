@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -60,6 +61,29 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Map every file below a folder (relative POSIX path) to its bytes, the build's manifest aside."""
     files = {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*")) if path.is_file()}
     return {rel: path.read_bytes() for rel, path in files.items() if rel != SITE_MANIFEST}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the processes tests start be stopped with SIGINT, however this run was started.
+
+    A shell without job control starts a background command (`pytest &` in a script) with SIGINT
+    ignored, every process it starts inherits that, and Python then never raises KeyboardInterrupt:
+    a `build --watch` a test stops with SIGINT would run on. A handler here is reset to the default
+    in each child, where Python installs its own.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def stop_with_sigint(process: subprocess.Popen, timeout: float = 30) -> int:
+    """Stop a process as Ctrl-C would and return its exit code; one that does not stop is killed, and the test fails."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

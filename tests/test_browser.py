@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, build
+from conftest import REPO, build, stop_with_sigint
 from hostile import AGENT, PROJECT, SID, TITLE, write_hostile_corpus
 
 
@@ -252,7 +252,6 @@ RELOAD_SID = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
 @pytest.mark.slow
 def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> None:
     """`build --watch --serve`: an open page reloads after the next completed build, keeps an opened call open, with no CSP error."""
-    import signal
     import socket
     import subprocess
     import sys
@@ -320,8 +319,7 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
             assert page.locator("details.call").nth(2).evaluate("d => d.open"), f"the opened call is closed after reload {round}"
         assert errors == []
     finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
+        stop_with_sigint(process)
 
 
 def test_demo_transcripts_read_like_what_happened(demo_site: Path, context) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -20,7 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import DEMO_NOW, build
+from conftest import DEMO_NOW, build, stop_with_sigint
 from records import SID, assistant, usage, user, write
 
 LOOPBACK = "127.0.0.1"  # the only address these tests ever connect to
@@ -171,13 +170,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             time.sleep(0.1)
         yield server
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            code = process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise
+        code = stop_with_sigint(process)
     assert code == 0, stderr.read_text()
     assert "Traceback" not in stderr.read_text()
 

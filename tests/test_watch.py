@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.pipeline.watch import DEBOUNCE_MS, Pacing, WatchState, watch_loop
-from conftest import DEMO_CORPUS, DEMO_NOW, logged
+from conftest import DEMO_CORPUS, DEMO_NOW, logged, stop_with_sigint
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
 
@@ -75,8 +74,7 @@ def test_watch_end_to_end_with_a_hook_then_sigint(tmp_path: Path) -> None:
                  what="the hook's status")
         assert "completed" in (out / "sessions" / SESSION / "index.html").read_text()
     finally:
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=30)
+        code = stop_with_sigint(process)
         stderr = process.stderr.read() if process.stderr else ""
     assert code == 0, stderr
     assert "Traceback" not in stderr
@@ -187,8 +185,7 @@ def test_serve_binds_to_loopback_and_never_serves_half_a_page(tmp_path: Path) ->
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.2", port), timeout=1).close()
     finally:
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=30)
+        code = stop_with_sigint(process)
     assert code == 0
 
 

@@ -33,7 +33,6 @@ measurement.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import threading
@@ -43,7 +42,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.pipeline.watch import DEBOUNCE_MS
-from conftest import DEMO_NOW
+from conftest import DEMO_NOW, stop_with_sigint
 from fixtures.stream import append_line, generate_stream_corpus, session_data
 from watch_probe import passes_since
 
@@ -119,13 +118,7 @@ def test_watch_keeps_up_with_a_steady_stream_without_queueing(tmp_path: Path) ->
         wait_for(lambda: passes_since(log_path.read_bytes()[positions["after_last_append"]:].decode(errors="replace")) >= 2,
                  "two passes after the last append")
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            code = process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise
+        code = stop_with_sigint(process, timeout=60)
     raw = log_path.read_bytes()
     text = raw.decode(errors="replace")
     assert code == 0, text[-3000:]
