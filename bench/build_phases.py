@@ -1,0 +1,75 @@
+"""Time one build of an existing site by phase, in one process: where an incremental build spends its time.
+
+Usage: python bench/build_phases.py CORPUS OUT CACHE [--now ISO8601] [--jobs N]
+
+Run it after a build of the same folders (and a change to the corpus, such as one appended line):
+it builds once more and prints the time of the imports and of each stage of `run_build` (the
+no-change stamp, ingest, views, usage windows, gather, rendering, with the sessions' pages apart).
+Wall-clock seconds of one run: compare phases of one run, not runs of a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+STARTED = time.perf_counter()
+
+from agenthropic_site.config import BuildConfig, resolve_now  # noqa: E402
+from agenthropic_site.pipeline import build, stamp  # noqa: E402
+from agenthropic_site.pipeline import rendering  # noqa: E402
+from agenthropic_site.render import pages, site  # noqa: E402
+
+IMPORTED = time.perf_counter()
+SPENT: dict[str, float] = {}
+
+
+def timed(owner: Any, name: str, label: str) -> None:
+    """Replace owner.name by a wrapper that adds its time to SPENT[label]."""
+    original: Callable[..., Any] = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            SPENT[label] = SPENT.get(label, 0.0) + time.perf_counter() - start
+
+    setattr(owner, name, wrapper)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("cache", type=Path)
+    parser.add_argument("--now", help="the build clock (default: as `agenthropic build`)")
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args()
+    for owner, name, label in (
+        (stamp, "before_build", "no-change stamp: state before"), (stamp, "record", "no-change stamp: record"),
+        (build, "scan_and_ingest", "ingest (walk, parse, write)"), (build, "refresh_views", "views"),
+        (build, "corpus_usage", "usage windows"), (build, "gather", "gather"), (rendering, "render_site", "render: all"),
+        (site, "_render_sessions", "render: sessions' outputs"), (pages.Renderer, "render_session", "render: changed sessions"),
+    ):
+        timed(owner, name, label)
+    now = resolve_now(args.now, os.environ)
+    config = BuildConfig(corpus=args.corpus, out=args.out, cache=args.cache, now=now, quiet=True, jobs=args.jobs)
+    start = time.perf_counter()
+    result = build.run_build(config)
+    total = time.perf_counter() - start
+    print(f"imports {IMPORTED - STARTED:.3f} s; run_build {total:.3f} s ({result.parsed} parsed, {result.pages_rendered} outputs rendered)")
+    for label, seconds in SPENT.items():
+        print(f"  {label:32} {seconds:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
