@@ -224,7 +224,7 @@ class Renderer:
             masks = self._session_masks(sid)
             changed = [rel for rel in (f"data/sessions/{sid}.json", f"sessions/{sid}/index.html") if not self.fresh(rel, *inputs)]
             if not changed:
-                changed = [rel for rel in self.previous_of_session.get(sid, ()) if not self._keep(rel)]
+                changed = self._keep_all(self.previous_of_session.get(sid, []))
             if changed or masks is not None:
                 work.append((self._view(sid, masks), bool(changed), masks))
         sources = [self._dot(view) for view, dirty, _ in work if dirty]
@@ -240,10 +240,16 @@ class Renderer:
 
     def _keep(self, rel: str) -> bool:
         """Keep an unchanged session's file from the last build; False when it is gone."""
-        if not self.writer.keep(rel):
-            return False
-        self.digests[rel] = self.previous[rel]
-        return True
+        return not self._keep_all([rel])
+
+    def _keep_all(self, rels: list[str]) -> list[str]:
+        """Keep an unchanged session's files from the last build; return those that are gone."""
+        gone = self.writer.keep_all(rels)
+        missing = set(gone)
+        for rel in rels:
+            if rel not in missing:
+                self.digests[rel] = self.previous[rel]
+        return gone
 
     def put(self, rel: str, data: bytes) -> None:
         """Write an output judged by its own bytes: a file the last build wrote with these bytes is kept."""

@@ -14,7 +14,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,16 +243,34 @@ class SiteWriter:
 
     def keep(self, rel: str) -> bool:
         """Keep a file from the last build as it is, if it is still there; return whether it was."""
-        parts = _parts(rel)
-        try:
-            with open_folder(self.out, parts[:-1]) as parent:
-                if not stat.S_ISREG(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode):
-                    return False
-        except (OSError, LinkedFolder):
-            return False
-        self._produced.add(rel)
-        self.unchanged.append(rel)
-        return True
+        return not self.keep_all([rel])
+
+    def keep_all(self, rels: Iterable[str]) -> list[str]:
+        """Keep files from the last build as they are, each that is still there; return those that are not.
+
+        Each folder is opened once for all of its files: a session's files sit in a few folders.
+        """
+        by_folder: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+        for rel in rels:
+            parts = _parts(rel)
+            by_folder.setdefault(tuple(parts[:-1]), []).append((rel, parts[-1]))
+        gone = []
+        for folder, files in by_folder.items():
+            try:
+                with open_folder(self.out, folder) as parent:
+                    for rel, name in files:
+                        try:
+                            there = stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+                        except OSError:
+                            there = False
+                        if there:
+                            self._produced.add(rel)
+                            self.unchanged.append(rel)
+                        else:
+                            gone.append(rel)
+            except (OSError, LinkedFolder):
+                gone += [rel for rel, _ in files]
+        return gone
 
     @property
     def produced(self) -> set[str]:
