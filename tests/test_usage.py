@@ -14,11 +14,14 @@ import pytest
 
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, check_zone, parse_instant
+from agenthropic_site.model import usage as usage_module
 from agenthropic_site.model.usage import UsageRequest, block_starts, usage_windows
+from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.render.formats import short_time
 from agenthropic_site.render.usage import TABLE_ROWS
 from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build
+from test_incremental import SESSION
 
 CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 ZONES = ("UTC", "Asia/Kolkata", "America/New_York")  # whole hours, +05:30, and a zone with DST changes in the demo's span
@@ -307,3 +310,26 @@ def test_a_new_session_changes_only_the_windows_it_falls_in(demo_corpus: Path, t
         covering = [w for w in after[kind] if datetime.fromisoformat(w["start"]) <= moment <= datetime.fromisoformat(w["end"])]
         assert len(covering) == 1 and covering[0]["tokens"]["input"] >= 100, kind
         assert [w for w in after[kind] if w is not covering[0]] == [w for w in before[kind] if w["start"] != covering[0]["start"]], kind
+
+
+def test_a_process_that_builds_again_decodes_only_the_requests_that_changed(demo_corpus: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = BuildConfig(corpus=demo_corpus, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), quiet=True)
+    run_build(settings)
+    decoded: list[str] = []
+    real_decode = usage_module._decode
+    monkeypatch.setattr(usage_module, "_decode", lambda session_id, data: decoded.append(session_id) or real_decode(session_id, data))
+    main_file = next(demo_corpus.rglob(f"{SESSION}.jsonl"))
+    reply = next(line for line in reversed(main_file.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with main_file.open("ab") as handle:  # one more request in one session
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    run_build(settings)
+    assert decoded == [SESSION]
+    # And what it reads is what a fresh process reads.
+    usage_module._DECODED.clear()
+    assert json.loads((tmp_path / "site" / "data" / "usage.json").read_bytes()) == _fresh_usage(demo_corpus, tmp_path)
+
+
+def _fresh_usage(corpus: Path, tmp_path: Path) -> Any:
+    run_build(BuildConfig(corpus=corpus, out=tmp_path / "fresh", cache=tmp_path / "fresh-cache", now=parse_instant(DEMO_NOW), quiet=True))
+    return json.loads((tmp_path / "fresh" / "data" / "usage.json").read_bytes())

@@ -117,11 +117,29 @@ def owned_requests(cache: Cache) -> list[UsageRequest]:
     when the session owns an unpriced one (the halt gate): reading these, not every usage row with
     the ownership worked out again, keeps a build that changed one session from redoing the corpus.
     """
-    requests = []
+    requests: list[UsageRequest] = []
+    decoded: dict[str, tuple[bytes, list[UsageRequest]]] = {}
     for session_id, usage in cache.view_usage():
-        for at, model, *counts, cost in orjson.loads(usage):
-            requests.append(UsageRequest(session_id, parse_time(at), model, Tokens(*counts), None if cost is None else Decimal(cost)))
+        known = _DECODED.get(session_id)
+        own = known[1] if known is not None and known[0] == usage else _decode(session_id, usage)
+        decoded[session_id] = (usage, own)
+        requests += own
+    # A process that builds again (`--watch`) decodes only the sessions whose requests changed.
+    _DECODED.clear()
+    _DECODED.update(decoded)
     return requests
+
+
+# Each session's stored requests and what they decode to, as the last build in this process read them.
+_DECODED: dict[str, tuple[bytes, list[UsageRequest]]] = {}
+
+
+def _decode(session_id: str, usage: bytes) -> list[UsageRequest]:
+    """Decode one session's stored requests (stored.encode_usage)."""
+    return [
+        UsageRequest(session_id, parse_time(at), model, Tokens(*counts), None if cost is None else Decimal(cost))
+        for at, model, *counts, cost in orjson.loads(usage)
+    ]
 
 
 def parse_time(text: str | None) -> datetime | None:
