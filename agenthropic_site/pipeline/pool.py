@@ -118,7 +118,11 @@ def map_in_order(
                 done += 1
                 try:
                     fill()
-                except Exception as exc:  # noqa: BLE001 - a process that cannot start now, or a broken pool
+                except BrokenProcessPool as exc:
+                    # A worker died while this one was being answered: the pool ran, so it stopped early
+                    # (the same as when the death shows at the next answer; which comes first is a race).
+                    why = f"a worker process stopped early ({exc})"
+                except Exception as exc:  # noqa: BLE001 - a process that cannot start now
                     why = f"cannot start a worker process: {exc}"
         finally:
             if executor is not None:
