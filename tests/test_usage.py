@@ -14,7 +14,7 @@ import pytest
 
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, check_zone, parse_instant
-from agenthropic_site.model import usage as usage_module
+from agenthropic_site.model import corpus_usage as usage_module
 from agenthropic_site.model.usage import UsageRequest, block_starts, usage_windows
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.parse.model import Tokens
@@ -312,18 +312,21 @@ def test_a_new_session_changes_only_the_windows_it_falls_in(demo_corpus: Path, t
         assert [w for w in after[kind] if w is not covering[0]] == [w for w in before[kind] if w["start"] != covering[0]["start"]], kind
 
 
-def test_a_process_that_builds_again_decodes_only_the_requests_that_changed(demo_corpus: Path, tmp_path: Path,
+def test_an_append_counts_only_the_new_request_in_the_usage_windows(demo_corpus: Path, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     settings = BuildConfig(corpus=demo_corpus, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), quiet=True)
     run_build(settings)
     decoded: list[str] = []
-    real_decode = usage_module._decode
-    monkeypatch.setattr(usage_module, "_decode", lambda session_id, data: decoded.append(session_id) or real_decode(session_id, data))
+    real_decode = usage_module.decode
+    monkeypatch.setattr(usage_module, "decode", lambda session_id, data: decoded.append(session_id) or real_decode(session_id, data))
     main_file = next(demo_corpus.rglob(f"{SESSION}.jsonl"))
-    reply = next(line for line in reversed(main_file.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
-    with main_file.open("ab") as handle:  # one more request in one session
-        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    reply = json.loads(next(line for line in reversed(main_file.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line))
+    reply.update(timestamp="2030-01-01T00:00:00.000Z", uuid="appended", requestId="req_appended")
+    reply["message"]["id"] = "msg_appended"
+    with main_file.open("ab") as handle:  # one more request in one session, after every other of the corpus, as a live session appends
+        handle.write(json.dumps(reply).encode() + b"\n")
     run_build(settings)
+    # Only the grown session's requests are read; the windows are the last build's with the new request added.
     assert decoded == [SESSION]
     # And what it reads is what a fresh process reads.
     usage_module._DECODED.clear()
@@ -333,3 +336,68 @@ def test_a_process_that_builds_again_decodes_only_the_requests_that_changed(demo
 def _fresh_usage(corpus: Path, tmp_path: Path) -> Any:
     run_build(BuildConfig(corpus=corpus, out=tmp_path / "fresh", cache=tmp_path / "fresh-cache", now=parse_instant(DEMO_NOW), quiet=True))
     return json.loads((tmp_path / "fresh" / "data" / "usage.json").read_bytes())
+
+
+def _stored(points: list[tuple[str, list[Any]]]) -> list[tuple[str, bytes]]:
+    """Each session's requests as a stored view keeps them (stored.encode_usage), by session id."""
+    sessions: dict[str, list[list[Any]]] = {}
+    for session_id, point in points:
+        sessions.setdefault(session_id, []).append(point)
+    return [(session_id, json.dumps(sessions[session_id], separators=(",", ":")).encode()) for session_id in sorted(sessions)]
+
+
+def _summed(stored: list[tuple[str, bytes]], tz: str) -> tuple[Any, Any, dict[str, int]]:
+    usage, scan = usage_module.Usage(tz=tz), usage_module.BlockScan()
+    usage_module.add_requests(usage, scan, [request for sid, data in stored for request in usage_module.decode(sid, data)])
+    return usage, scan, {sid: len(usage_module.decode(sid, data)) for sid, data in stored}
+
+
+def test_windows_carried_forward_equal_the_windows_summed_again() -> None:
+    """A build after an append counts only the new requests; its windows must be those of summing everything again."""
+    from random import Random
+
+    from agenthropic_site.render.usage import usage_json
+
+    rng = Random(18)
+    carried_at_least = 0
+    for _ in range(150):
+        tz = rng.choice(["UTC", "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe"])
+        sessions = [f"s{index}" for index in range(rng.randrange(1, 5))]
+        unpriced = {session for session in sessions if rng.random() < 0.2}
+        moment = datetime(2025, 3, 29, rng.randrange(24), tzinfo=UTC)
+        points: list[tuple[str, list[Any]]] = []
+        for _ in range(rng.randrange(1, 40)):
+            # Gaps around the rules' edges: the same instant, minutes, exactly five hours, more, days.
+            moment += rng.choice([timedelta(0), timedelta(minutes=rng.randrange(1, 50)), timedelta(hours=5), timedelta(hours=5, milliseconds=1),
+                                  timedelta(hours=rng.randrange(1, 30))])
+            session = rng.choice(sessions)
+            at = None if rng.random() < 0.05 else moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+            cost = None if session in unpriced else str(Decimal(rng.randrange(1, 10_000)) / 10_000)
+            points.append((session, [at, rng.choice(["m1", "m2"]), *(rng.randrange(100) for _ in range(5)), cost]))
+        cut = rng.randrange(0, len(points) + 1)
+        before, after = _stored(points[:cut]), _stored(points)
+        usage, scan, counts = _summed(before, tz)
+        carried = usage_module.carry(usage_module.state_of(usage, scan, before, counts), after, tz)
+        whole = _summed(after, tz)[0]
+        # Untimed requests sort first in a stored view, so one added after others is not an append; nor is a new
+        # untimed one: then everything is summed again, which is right too.
+        if carried is not None:
+            carried_at_least += 1
+            assert usage_json(carried[0]) == usage_json(whole)
+            assert carried[2] == _summed(after, tz)[2]
+    assert carried_at_least > 50
+
+
+def test_windows_are_summed_again_when_the_corpus_did_not_only_grow() -> None:
+    point = lambda at, cost="1": ["2025-01-01T" + at + ".000Z", "m", 1, 1, 0, 0, 0, cost]  # noqa: E731
+    before = _stored([("a", point("10:00:00")), ("b", point("11:00:00"))])
+    state = usage_module.state_of(*_summed(before, "UTC")[:2], before, _summed(before, "UTC")[2])
+    assert usage_module.carry(state, _stored([("a", point("10:00:00")), ("b", point("11:00:00")), ("b", point("12:00:00"))]), "UTC") is not None
+    for name, changed in {
+        "a session gone": _stored([("a", point("10:00:00"))]),
+        "a request changed": _stored([("a", point("10:00:00", "2")), ("b", point("11:00:00"))]),
+        "a request earlier than the last counted": _stored([("a", point("10:00:00")), ("a", point("10:30:00")), ("b", point("11:00:00"))]),
+    }.items():
+        assert usage_module.carry(state, changed, "UTC") is None, name
+    assert usage_module.carry(state, before, "Europe/Paris") is None
+    assert usage_module.carry("not json", before, "UTC") is None

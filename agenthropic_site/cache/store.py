@@ -706,6 +706,15 @@ class Cache:
         with self.transaction():
             self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", stored)
 
+    def usage_state(self) -> str | None:
+        """Return what the last build kept to carry its usage windows forward (model/corpus_usage.py), or None."""
+        return self._meta("usage_state")
+
+    def set_usage_state(self, state: str) -> None:
+        """Keep what the next build needs to carry the usage windows forward."""
+        with self.transaction():
+            self._set_meta("usage_state", state)
+
     def view_usage(self) -> Iterator[tuple[str, bytes]]:
         """Yield every session's owned requests as its view stored them, by session id (CacheDamaged when one fails its checksum)."""
         for sid, usage, usage_sum in self.conn.execute("SELECT session_id, usage, usage_sum FROM views ORDER BY session_id"):

@@ -8,9 +8,6 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import NamedTuple
 
-import orjson
-
-from agenthropic_site.cache import Cache
 from agenthropic_site.config import zone_of
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
@@ -105,43 +102,6 @@ class Usage:
     untimed_tokens: Tokens = Tokens()
 
 
-def corpus_usage(cache: Cache, tz: str) -> Usage:
-    """Return the usage windows of every cached session in the zone `tz`."""
-    return usage_windows(owned_requests(cache), tz)
-
-
-def owned_requests(cache: Cache) -> list[UsageRequest]:
-    """Return every request once, in the session that owns it, as each session's stored view lists them.
-
-    A view lists the requests its session owns (the views' ownership rule) with their costs, none
-    when the session owns an unpriced one (the halt gate): reading these, not every usage row with
-    the ownership worked out again, keeps a build that changed one session from redoing the corpus.
-    """
-    requests: list[UsageRequest] = []
-    decoded: dict[str, tuple[bytes, list[UsageRequest]]] = {}
-    for session_id, usage in cache.view_usage():
-        known = _DECODED.get(session_id)
-        own = known[1] if known is not None and known[0] == usage else _decode(session_id, usage)
-        decoded[session_id] = (usage, own)
-        requests += own
-    # A process that builds again (`--watch`) decodes only the sessions whose requests changed.
-    _DECODED.clear()
-    _DECODED.update(decoded)
-    return requests
-
-
-# Each session's stored requests and what they decode to, as the last build in this process read them.
-_DECODED: dict[str, tuple[bytes, list[UsageRequest]]] = {}
-
-
-def _decode(session_id: str, usage: bytes) -> list[UsageRequest]:
-    """Decode one session's stored requests (stored.encode_usage)."""
-    return [
-        UsageRequest(session_id, parse_time(at), model, Tokens(*counts), None if cost is None else Decimal(cost))
-        for at, model, *counts, cost in orjson.loads(usage)
-    ]
-
-
 def parse_time(text: str | None) -> datetime | None:
     """Return a stored request time as an aware UTC datetime, or None when there is none to use."""
     if not text:
@@ -154,28 +114,43 @@ def parse_time(text: str | None) -> datetime | None:
 
 
 def block_starts(times: Sequence[datetime]) -> list[datetime]:
-    """Return the start of each request's 5-hour block; `times` are aware and sorted.
+    """Return the start of each request's 5-hour block; `times` are aware and sorted (see BlockScan)."""
+    scan = BlockScan()
+    return [scan.place(at) for at in times]
+
+
+@dataclass
+class BlockScan:
+    """Where the scan of requests in time order stands: the block it is in and the last request's time.
 
     ccusage's rule (`identifySessionBlocks`): a block starts at its first request's time floored
     to the UTC hour and lasts 5 hours; a request more than 5 hours after the block's start, or
     more than 5 hours after the previous request, starts a new block (so a request at exactly the
     end stays in the block it closes, as in ccusage; docs/cost.md).
     """
-    starts: list[datetime] = []
-    start = previous = None
-    for at in times:
+
+    start: datetime | None = None  # UTC
+    previous: datetime | None = None  # UTC
+
+    def place(self, at: datetime) -> datetime:
+        """Return the start of the block of a request at `at`, no earlier than the last one placed."""
         moment = at.astimezone(UTC)
-        if start is None or previous is None or moment - start > BLOCK or moment - previous > BLOCK:
-            start = moment.replace(minute=0, second=0, microsecond=0)
-        starts.append(start)
-        previous = moment
-    return starts
+        if self.start is None or self.previous is None or moment - self.start > BLOCK or moment - self.previous > BLOCK:
+            self.start = moment.replace(minute=0, second=0, microsecond=0)
+        self.previous = moment
+        return self.start
 
 
 def usage_windows(requests: Iterable[UsageRequest], tz: str) -> Usage:
     """Sum requests into blocks, days, ISO weeks (Monday first) and months of the zone `tz` (an IANA name)."""
-    zone = zone_of(tz)
     usage = Usage(tz=tz)
+    add_requests(usage, BlockScan(), requests)
+    return usage
+
+
+def add_requests(usage: Usage, scan: BlockScan, requests: Iterable[UsageRequest]) -> None:
+    """Count requests no earlier than any counted so far (`scan` says where the blocks stand), then sum weeks and months again."""
+    zone = zone_of(usage.tz)
     timed: list[tuple[datetime, UsageRequest]] = []
     for request in requests:
         if request.at is None:
@@ -185,12 +160,14 @@ def usage_windows(requests: Iterable[UsageRequest], tz: str) -> Usage:
             timed.append((request.at, request))
     # The order of requests at one instant changes no sum; the key keeps the sort total anyway.
     timed.sort(key=lambda pair: (pair[0], pair[1].session_id, pair[1].model))
-    blocks: dict[datetime, Window] = {}
-    for start, (_, request) in zip(block_starts([at for at, _ in timed]), timed, strict=True):
-        blocks.setdefault(start, Window(start.astimezone(zone), (start + BLOCK).astimezone(zone))).add(request)
-    usage.blocks = list(blocks.values())
-    days: dict[date, Window] = {}
+    days = {window.start.date(): window for window in usage.days}
     for at, request in timed:
+        start = scan.start
+        if scan.place(at) != start or not usage.blocks:
+            block = scan.start
+            assert block is not None
+            usage.blocks.append(Window(block.astimezone(zone), (block + BLOCK).astimezone(zone)))
+        usage.blocks[-1].add(request)
         day = at.astimezone(zone).date()
         if day not in days:
             days[day] = Window(local_midnight(day, zone), local_midnight(day + timedelta(days=1), zone))
@@ -205,7 +182,6 @@ def usage_windows(requests: Iterable[UsageRequest], tz: str) -> Usage:
                 windows[first] = Window(local_midnight(first, zone), local_midnight(following, zone))
             windows[first].merge(window)
         setattr(usage, name, [windows[key] for key in sorted(windows)])
-    return usage
 
 
 def local_midnight(day: date, zone: tzinfo) -> datetime:

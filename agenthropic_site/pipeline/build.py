@@ -14,7 +14,7 @@ from agenthropic_site.corpus import CorpusScan, Skip, real_root
 from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.model.gather import Failure, gather
 from agenthropic_site.model.stored import refresh_views
-from agenthropic_site.model.usage import corpus_usage
+from agenthropic_site.model.corpus_usage import corpus_usage
 from agenthropic_site.pipeline import stamp
 from agenthropic_site.pipeline.ingest import scan_and_ingest
 from agenthropic_site.pipeline.repair import with_repairs
