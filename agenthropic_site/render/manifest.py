@@ -28,7 +28,9 @@ STAGING = "staging"
 MANIFEST_HEADER = b"agenthropic-site-manifest 1\n"
 UNKNOWN = "-"  # a manifest entry whose bytes match no known inputs (its publishing was cut short)
 # Every output path is made of ids the tool validated; this is the last line of defence.
-SAFE_PART_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}")
+_SAFE_PART = r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}"
+# A whole output path: safe parts joined by single slashes (one match a path: a manifest lists thousands).
+SAFE_PATH_RE = re.compile(rf"{_SAFE_PART}(?:/{_SAFE_PART})*")
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
 FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # never blocks on a FIFO planted in a page's place
@@ -96,7 +98,7 @@ def parse_manifest(data: bytes) -> dict[str, str] | None:
         digest, _, rel = line.partition(" ")
         if not (digest == UNKNOWN or _DIGEST_RE.fullmatch(digest)) or rel in files:
             return None
-        if not all(SAFE_PART_RE.fullmatch(part) for part in rel.split("/")):
+        if not SAFE_PATH_RE.fullmatch(rel):
             return None
         files[rel] = "" if digest == UNKNOWN else digest
     return files

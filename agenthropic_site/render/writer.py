@@ -23,7 +23,7 @@ from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
 from agenthropic_site.render.manifest import (
-    FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, MARKER, SAFE_PART_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
+    FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, MARKER, SAFE_PATH_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
     read_manifest,
 )
 
@@ -94,10 +94,9 @@ def site_lock(out: Path, exclusive: bool) -> Iterator[None]:
 
 
 def _parts(rel: str) -> list[str]:
-    parts = rel.split("/")
-    if not all(SAFE_PART_RE.fullmatch(part) for part in parts):
+    if not SAFE_PATH_RE.fullmatch(rel):
         raise OutputError(f"unsafe output path {rel!r}")
-    return parts
+    return rel.split("/")
 
 
 def _holds(folder: int, name: str, data: bytes) -> bool:
