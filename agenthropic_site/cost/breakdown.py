@@ -80,7 +80,7 @@ def window_cost(rows: Iterable[CostedRow], agent_id: str, start: str | None, end
 
 
 def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) -> list[WhatIf]:
-    """Reprice each family present as each what-if target family, every request on its own.
+    """Reprice each family present as each what-if target family, each request at the target's rates for its day, tier and speed.
 
     A family whose requests cannot be priced as the target (fast mode without a multiplier
     there) gets no figure for that target rather than a guessed one.
@@ -92,10 +92,8 @@ def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) ->
             if target == source:
                 continue
             try:
-                swapped = sum(
-                    (prices.cost_as(target, row.tokens, row.at, row.speed).total if row.family == source else row.cost for row in rows),
-                    ZERO,
-                )
+                swapped = prices.total_as(target, ((row.tokens, row.at, row.speed) for row in rows if row.family == source))
+                swapped += sum((row.cost for row in rows if row.family != source), ZERO)
             except PricingError:
                 continue  # e.g. a fast-mode request and a target without a fast price: no honest figure
             if swapped != session_cost:  # the same rates under another name tell nothing

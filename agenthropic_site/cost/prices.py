@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -194,6 +195,36 @@ class PriceTable:
         return RequestCost(
             *(Decimal(getattr(tokens, name)) * getattr(rates, name) * multiplier / PER_MILLION for name in TOKEN_CATEGORIES)
         )
+
+    def total_as(self, family: str, requests: Iterable[tuple[Tokens, str | None, str | None]]) -> Decimal:
+        """Return what (tokens, day, speed) requests cost at a family's rates: the sum of cost_as over them.
+
+        Requests at the same rates (period, tier, speed) are summed first and priced once: prices are
+        linear in tokens and Decimal arithmetic here is exact, so the total is the same, and a session's
+        what-ifs no longer price every request once per target family. Raises PricingError as cost_as.
+        """
+        periods: dict[str | None, Period] = {}
+        groups: dict[tuple[str | None, bool, bool], list[int]] = {}  # (day of the period, long-context, fast) -> tokens
+        for tokens, day, speed in requests:
+            key = day[:10] if day is not None else None
+            period = periods.get(key)
+            if period is None:
+                period = periods[key] = self._period(family, day, family)
+            context = tokens.input + tokens.cache_read + tokens.cache_write_5m + tokens.cache_write_1h
+            long = period.long_context is not None and period.long_context_threshold is not None and context > period.long_context_threshold
+            fast = speed == "fast"
+            if fast and period.fast_multiplier is None:
+                raise PricingError(family, "no fast-mode price")
+            sums = groups.setdefault((key, long, fast), [0] * len(TOKEN_CATEGORIES))
+            for index, name in enumerate(TOKEN_CATEGORIES):
+                sums[index] += getattr(tokens, name)
+        total = Decimal(0)
+        for (key, long, fast), sums in groups.items():
+            period = periods[key]
+            rates = period.long_context if long and period.long_context is not None else period.rates
+            multiplier = period.fast_multiplier if fast and period.fast_multiplier is not None else Decimal(1)
+            total += sum((Decimal(count) * getattr(rates, name) * multiplier / PER_MILLION for count, name in zip(sums, TOKEN_CATEGORIES)), Decimal(0))
+        return total
 
     def _period(self, family: str, day: str | None, model: str) -> Period:
         periods = self.families[family]

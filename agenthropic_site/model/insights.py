@@ -65,13 +65,14 @@ def uncached_tokens(tokens: Tokens) -> Tokens:
 
 def uncached_cost(rows: Iterable[CostedRow], prices: PriceTable) -> Decimal | None:
     """Price every request again with its cache reads and writes as plain input (same model, day and speed); None when one cannot be."""
-    total = ZERO
+    by_family: dict[str, list[tuple[Tokens, str | None, str | None]]] = {}
     for row in rows:
-        try:
-            total += prices.cost(row.model, uncached_tokens(row.tokens), row.at, row.speed).total
-        except PricingError:
-            return None
-    return total
+        if row.family:  # a priced row without a family is synthetic: it cost nothing, cached or not
+            by_family.setdefault(row.family, []).append((uncached_tokens(row.tokens), row.at, row.speed))
+    try:
+        return sum((prices.total_as(family, requests) for family, requests in sorted(by_family.items())), ZERO)
+    except PricingError:
+        return None
 
 
 class Cached(Protocol):
