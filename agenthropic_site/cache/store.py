@@ -552,7 +552,7 @@ class Cache:
     def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced) -> None:
         """Replace everything cached for one session, priced, in a single transaction (all or nothing)."""
         with self.transaction() as conn:
-            self._delete_rows(parsed.session_id, keep=("sessions",))
+            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts"))
             details = {
                 "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
                 "line_errors": [[e.file, e.line, e.code, e.message] for e in parsed.line_errors],
@@ -614,11 +614,20 @@ class Cache:
                 for seq, c in enumerate(parsed.compactions)
             ],
         )
-        # One transcript's body at a time: a 60 MB session's bodies would all be alive at once in a list.
-        bodies = ((agent_id, _encode_messages(messages)) for agent_id, messages in sorted(parsed.transcripts.items()))
-        conn.executemany(
-            "INSERT INTO transcripts VALUES (?,?,?,?)", ((sid, agent_id, body, _sum(sid, agent_id, body)) for agent_id, body in bodies)
-        )
+        # Only the transcripts that changed are written (an append to a 60 MB session changes one of
+        # its hundreds), one body at a time: its bodies would otherwise all be alive at once in a list.
+        stored = dict(conn.execute("SELECT agent_id, body_sum FROM transcripts WHERE session_id = ?", (sid,)).fetchall())
+        conn.executemany("DELETE FROM transcripts WHERE session_id = ? AND agent_id = ?",
+                         [(sid, agent_id) for agent_id in sorted(set(stored) - set(parsed.transcripts))])
+
+        def changed() -> Iterator[tuple[str, str, bytes, str]]:
+            for agent_id, messages in sorted(parsed.transcripts.items()):
+                body = _encode_messages(messages)
+                body_sum = _sum(sid, agent_id, body)
+                if stored.get(agent_id) != body_sum:
+                    yield sid, agent_id, body, body_sum
+
+        conn.executemany("INSERT OR REPLACE INTO transcripts VALUES (?,?,?,?)", changed())
 
     def _delete_rows(self, session_id: str, keep: tuple[str, ...] = ()) -> None:
         for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints",

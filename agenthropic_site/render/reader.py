@@ -105,7 +105,7 @@ class Layout:
     """One agent's transcript laid out: each message's key and HTML size, the pages, the outline; HTML rendered when asked for."""
 
     messages: list[Message]
-    contexts: list[TranscriptContext]  # each message's narrowed context
+    context: TranscriptContext  # the transcript's; each message is rendered from its narrowed part
     keys: list[bytes]
     sizes: list[int]  # bytes of each message's HTML (0: it shows nothing)
     pages: list[list[int]]  # message indices on each page, in order; a transcript always has one page
@@ -122,7 +122,8 @@ class Layout:
     def fragment(self, index: int) -> str:
         """Return one message's HTML, rendering it if this layout has not yet."""
         if index not in self.fragments:
-            self.fragments[index] = _fitting(self.messages[index], index, self.contexts[index])
+            message = self.messages[index]
+            self.fragments[index] = _fitting(message, index, narrowed(self.context, message, index))
         return self.fragments[index]
 
     def body(self, page: int) -> str:
@@ -161,9 +162,10 @@ def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[
     renders to the same bytes, so after an append only the new messages and those whose context
     changed (a result arrived, a turn grew) are rendered to be measured.
     """
-    contexts = [narrowed(context, message, index) for index, message in enumerate(messages)]
-    keys = [message_key(message, index, contexts[index]) for index, message in enumerate(messages)]
-    layout = Layout(messages, contexts, keys, [], [], [], {})
+    # Narrowed once for its key here and again for a message rendered later: a narrowed context
+    # per message, kept, would be 15 MB for a 60 MB session.
+    keys = [message_key(message, index, narrowed(context, message, index)) for index, message in enumerate(messages)]
+    layout = Layout(messages, context, keys, [], [], [], {})
     known = known or {}
     for index, key in enumerate(keys):
         size = known.get(key)
