@@ -137,3 +137,18 @@ def test_a_stale_agent_is_unknown_at_the_injected_clock(tmp_path: Path) -> None:
     for session in (fresh, stale, done, undated):
         apply_watchdog(session, "2026-05-31T23:50:00.000Z")  # now 2026-06-01T00:00Z, watchdog 10 minutes
     assert (fresh.status, stale.status, done.status, undated.status) == ("working", "unknown", "completed", "unknown")
+
+
+def test_new_code_forgets_what_the_old_code_derived(tmp_path: Path) -> None:
+    """Message sizes and the carried usage windows are the code's work: another version measures and sums again."""
+    cache = Cache(tmp_path / "cache")
+    try:
+        cache.invalidate_unless("version one")
+        cache.put_layout_sizes({("s", "a"): b"k" * 16 + (5).to_bytes(4, "big")})
+        cache.set_usage_state('{"format": 1}')
+        assert cache.invalidate_unless("version one") is False
+        assert cache.layout_sizes("s") and cache.usage_state() is not None
+        assert cache.invalidate_unless("version two") is True
+        assert cache.layout_sizes("s") == {} and cache.usage_state() is None
+    finally:
+        cache.close()

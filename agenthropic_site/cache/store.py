@@ -485,7 +485,10 @@ class Cache:
             return False
         with self.transaction():
             self.conn.execute("DELETE FROM ingest_checkpoints")
-            self.conn.execute("DELETE FROM views")  # views are derived by the code too
+            # Derived by the code too: views, the sizes of rendered messages, the usage windows carried forward.
+            self.conn.execute("DELETE FROM views")
+            self.conn.execute("DELETE FROM layouts")
+            self.conn.execute("DELETE FROM meta WHERE key = 'usage_state'")
             self._set_meta("inputs_digest", inputs_digest)
         return known is not None
 
