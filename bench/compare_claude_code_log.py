@@ -12,8 +12,9 @@ Usage: python bench/compare_claude_code_log.py [--sessions 500] [--seed 7] [--cc
    the run would change the code identity that keys its cache).
 3. For each tool, after an unmeasured warm-up build of the demo corpus (bytecode, OS cache), each
    build is its own process: cold (empty cache and output), no change (twice; the faster is
-   shown), one append (a copy of the last complete line of one main transcript, the same file
-   for both tools). The cold build's peak memory is given twice: the RSS of the largest single
+   shown), one append (a new assistant reply on one main transcript, the same file for both
+   tools: its last reply with fresh ids, dated after every other record of the corpus, as a live
+   session appends). The cold build's peak memory is given twice: the RSS of the largest single
    process (ru_maxrss from wait4) and the PSS summed over the process tree (claude-code-log
    converts projects in worker processes; agenthropic runs Graphviz's `dot`), sampled every
    0.25 s from /proc: reading a process's PSS costs milliseconds, so sampling more often would
@@ -48,7 +49,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+TIMESTAMP_RE = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"')
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
@@ -325,11 +329,17 @@ def last_complete_line(path: Path) -> bytes:
     return complete.rstrip(b"\n").rsplit(b"\n", 1)[-1]
 
 
-def new_message_line(path: Path) -> bytes:
-    """A new message for a live session: the transcript's last plain assistant reply, with fresh ids.
+def latest_instant(corpus: Path) -> datetime:
+    """The latest record time of a corpus: a live session's next message comes after it."""
+    latest = max((match.group(1) for path in corpus.rglob("*.jsonl") for match in TIMESTAMP_RE.finditer(path.read_bytes())), default=b"")
+    return datetime.fromisoformat(latest.decode().replace("Z", "+00:00")) if latest else datetime(2026, 1, 1, tzinfo=UTC)
 
-    A plain copy of a line is a replay, which both tools may deduplicate into an unchanged page;
-    a watch is about a page showing a new message.
+
+def new_message_line(path: Path, at: datetime) -> bytes:
+    """A new message for a live session: the transcript's last plain assistant reply, with fresh ids, dated `at`.
+
+    A plain copy of a line is a replay, which both tools may deduplicate into an unchanged page,
+    and is dated in the past; a live session's next message is new and later than everything.
     """
     data = path.read_bytes()
     chosen = None
@@ -345,6 +355,7 @@ def new_message_line(path: Path) -> bytes:
     if chosen is None:
         return last_complete_line(path)
     chosen["parentUuid"], chosen["uuid"] = chosen["uuid"], str(uuid.uuid4())
+    chosen["timestamp"] = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
     chosen["message"]["id"] = "msg_bench" + uuid.uuid4().hex
     if "requestId" in chosen:
         chosen["requestId"] = "req_bench" + uuid.uuid4().hex
@@ -390,7 +401,7 @@ def scenarios(tool: Tool, transcript: Path) -> dict[str, float]:
     if written:
         print(f"  WARNING: {tool.name} wrote into its corpus copy: {written[:5]}", flush=True)
     nochange = min(build(tool, "no change").wall, build(tool, "no change").wall)
-    append(tool.corpus / transcript, last_complete_line(tool.corpus / transcript))
+    append(tool.corpus / transcript, new_message_line(tool.corpus / transcript, latest_instant(tool.corpus) + timedelta(seconds=1)))
     one_append = build(tool, "one append")
     return {"cold": cold.wall, "cold_cpu": cold.cpu, "rss": cold.maxrss_mb, "rss_tree": cold.tree_mb, "nochange": nochange,
             "append": one_append.wall, "output": tree_bytes(tool.out) / 1e6, "cache": tree_bytes(tool.cache) / 1e6,
@@ -415,7 +426,8 @@ def watch_latency(tool: Tool, transcript: Path) -> list[float] | None:
     if command is None:
         return None
     page, target, log = tool.page(project, sid), tool.corpus / transcript, tool.scratch / "watch.txt"
-    append(target, new_message_line(target))
+    moment = latest_instant(tool.corpus)
+    append(target, new_message_line(target, moment + timedelta(seconds=1)))
     with log.open("wb") as sink:
         proc = subprocess.Popen(command, env=tool.env_for(tool.cache), cwd=tool.scratch, stdout=sink, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -428,8 +440,8 @@ def watch_latency(tool: Tool, transcript: Path) -> list[float] | None:
                 return []
             time.sleep(0.05)
         time.sleep(1.0)  # let the first build's writes and the watcher's start settle
-        for _ in range(WATCH_APPENDS):
-            line = new_message_line(target)
+        for number in range(WATCH_APPENDS):
+            line = new_message_line(target, moment + timedelta(seconds=2 + number))
             seen = _mtime(page)
             started = time.perf_counter()
             append(target, line)
