@@ -125,14 +125,20 @@ def _rendered(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [record.getMessage() for record in caplog.records if record.getMessage().startswith("render: ")]
 
 
-def test_an_append_renders_the_pages_of_the_agents_it_touches_and_no_other(demo_corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_append_renders_the_pages_of_the_agents_it_touches_and_no_other(
+    demo_corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = tmp_path / "site"
     run_build(config(demo_corpus, out, tmp_path / "cache"))
     agent_files = sorted(main_file(demo_corpus).with_suffix("").rglob("agent-*.jsonl"))
     assert len(agent_files) >= 2
     caplog.set_level(logging.DEBUG, logger="agenthropic_site.render.pages")
+    loaded: list[str] = []
+    real_transcript = pages.Renderer.transcript
+    monkeypatch.setattr(pages.Renderer, "transcript", lambda self, sid, agent_id, masks: loaded.append(agent_id) or real_transcript(self, sid, agent_id, masks))
     for changed in (main_file(demo_corpus), agent_files[0]):
         caplog.clear()
+        loaded.clear()
         lines = changed.read_bytes().splitlines()
         reply = next(line for line in reversed(lines) if b'"type":"assistant"' in line and b'"msg_' in line)
         with changed.open("ab") as handle:  # one more reply: a new request in this transcript only
@@ -141,6 +147,8 @@ def test_an_append_renders_the_pages_of_the_agents_it_touches_and_no_other(demo_
         agents = sorted({line.split(":")[1].strip() for line in _rendered(caplog) if f"sessions/{SESSION}/agents/" in line})
         touched = [] if changed.name.startswith(SESSION) else [f"sessions/{SESSION}/agents/{changed.stem.removeprefix('agent-')}.html"]
         assert agents == touched, (changed.name, agents)
+        # The search shard takes the other agents' rows from the last shard: no other transcript is read back.
+        assert sorted(loaded) == sorted([SESSION, *(path.rsplit("/", 1)[1].removesuffix(".html") for path in touched)]), (changed.name, loaded)
         assert f"render: sessions/{SESSION}/index.html: its inputs changed" in _rendered(caplog)
     assert_equals_cold_build(demo_corpus, out, tmp_path)
 
@@ -189,4 +197,27 @@ def test_an_append_renders_only_the_pages_it_changed(demo_corpus: Path, tmp_path
     # rendered is on one of them: the others are measured from the last build's layout.
     assert 1 <= len(rewritten) <= 2 < len(before), rewritten
     assert rendered and set(rendered) <= set().union(*(on_page[name] for name in rewritten)), (sorted(set(rendered)), rewritten)
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+@pytest.mark.parametrize("tamper", ["edited", "linked", "removed"])
+def test_a_shard_not_as_published_is_made_again_whole(demo_corpus: Path, tmp_path: Path, tamper: str) -> None:
+    """An append reuses the last shard's parts only when the shard holds the bytes the last build published."""
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    shard = out / "search" / "s" / f"{SESSION}.js"
+    data = shard.read_bytes()
+    shard.unlink()
+    if tamper == "edited":  # same length, the last agent's rows changed: the memo's lengths still fit
+        at = data.rindex(b"/agents/")
+        shard.write_bytes(data[:at] + b"/agentz/" + data[at + 8 :])
+    elif tamper == "linked":
+        (tmp_path / "elsewhere.js").write_bytes(data)
+        shard.symlink_to(tmp_path / "elsewhere.js")
+    main = main_file(demo_corpus)
+    reply = next(line for line in reversed(main.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with main.open("ab") as handle:
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    assert not shard.is_symlink()
     assert_equals_cold_build(demo_corpus, out, tmp_path)

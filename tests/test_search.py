@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from agenthropic_site.parse.model import Block, Message
-from agenthropic_site.render.search import SearchEntry, entries_of, sessions_js, shard_js
+from agenthropic_site.render.search import SearchEntry, entries_of, join_shard, sessions_js, shard_js, shard_part, split_shard
 
 HOSTILE = 'a </script><script>alert(1)</script> "quoted" \\ back\\slash \u2028 line \u2029 para agenthropicSearch.x(); `tick` <!-- &amp;'
 
@@ -69,6 +71,22 @@ def test_shard_js_keeps_hostile_text_inside_its_json_strings() -> None:
     assert payload(script, "shard") == ["s1", rows]
     assert b"</script" not in script.lower()
     assert shard_js("s1", list(entries)) == script
+
+
+@pytest.mark.parametrize("sizes", [[0, 2, 0, 1, 3], [0, 0], [1], [3, 0, 0, 2]])
+def test_a_shard_joined_from_parts_is_the_whole_shard_and_cuts_back_into_them(sizes: list[int]) -> None:
+    groups = [[SearchEntry(f"sessions/s1/agents/a{part}.html", f"m{row}", "answer", f"{HOSTILE} {part}.{row}") for row in range(size)]
+              for part, size in enumerate(sizes)]
+    parts = [shard_part(group) for group in groups]
+    script = join_shard("s1", parts)
+    assert script == shard_js("s1", [entry for group in groups for entry in group])
+    cut = split_shard("s1", script, [len(part) for part in parts])
+    assert cut is not None
+    first = next((index for index, size in enumerate(sizes) if size), None)
+    # Every part comes back as it was, but the first with rows: the join dropped its comma.
+    assert [None if piece is None else bytes(piece) for piece in cut] == [None if index == first else part for index, part in enumerate(parts)]
+    assert split_shard("s1", script, [len(part) + 1 for part in parts]) is None
+    assert split_shard("s2", script, [len(part) for part in parts]) is None
 
 
 def test_sessions_js_keeps_key_order_and_hostile_titles_inside_strings() -> None:

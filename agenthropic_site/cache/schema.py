@@ -168,7 +168,8 @@ CREATE TABLE svg_cache (
     svg_sum TEXT NOT NULL
 );
 -- The last layout of each transcript: every message's key and HTML size (render/reader.py
--- pack_sizes), so the next build renders only messages whose key is new. A memo: never sealed
+-- pack_sizes), so the next build renders only messages whose key is new; under agent id '', the
+-- session's search shard parts (render/pages.py SEARCH_PARTS). A memo: never sealed
 -- with the session's rows, and kept when the session is written again (its keys say what is stale).
 CREATE TABLE layouts (
     session_id TEXT NOT NULL,

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import jinja2
+import orjson
 from markupsafe import Markup
 
 from agenthropic_site import __version__, code_identity
@@ -30,7 +31,7 @@ from agenthropic_site.render.formats import duration, fine_usd, markdown, short_
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of, unpack_sizes
 from agenthropic_site.render.redact import Redactor
-from agenthropic_site.render.search import SearchEntry, entries_of, shard_js
+from agenthropic_site.render.search import entries_of, join_shard, shard_part, split_shard
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
@@ -38,6 +39,9 @@ from agenthropic_site.render.writer import SiteWriter
 
 log = logging.getLogger(__name__)
 
+# Under this key (no agent id is empty) a session's memo in the layouts beside its transcripts' keeps
+# its search shard's parts: [agent id, the inputs its rows came from, byte length], in shard order.
+SEARCH_PARTS = ""
 PARALLEL_MIN_SESSIONS = 128  # fewer pages to render than this (two batches of views) are not worth starting workers
 GRAPHVIZ_MISSING = "notice: Graphviz `dot` is not installed; agent trees are shown as nested lists"
 
@@ -293,7 +297,6 @@ class Renderer:
         lookups = SessionLookups.of(session)
         agents = lookups.agents
         requests = self.source.requests(sid)
-        search: list[SearchEntry] = []
         messages = self.transcript(sid, sid, masks)
         own = requests.get(sid, {})
         turns = turns_of(messages, own, lookups.spawned, agents, session.excluded_reason is not None)
@@ -301,7 +304,9 @@ class Renderer:
         known = self.source.layout_sizes(sid)
         layout = self._lay_out(sid, sid, messages, context, known)
         self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
-        search += entries_of(messages, lambda index: f"sessions/{sid}/transcript/{layout.page_of(index)}.html")
+        parts: list[tuple[str, str, bytes | memoryview]] = [
+            (sid, "", shard_part(entries_of(messages, lambda index: f"sessions/{sid}/transcript/{layout.page_of(index)}.html"))),
+        ]
         # The chart's marks link to the turns the outline lists: every prompt, or the first of each page when there are many.
         first_of_page: dict[int, OutlineEntry] = {}
         for entry in layout.outline:
@@ -329,11 +334,19 @@ class Renderer:
             [(agent.agent_id, agent.description, agent.agent_type, agent.has_transcript) for agent in session.agents], session.edges,
         ))
         stored = self.source.transcript_digests(sid)
+        paged = {rel.split("/")[3] for rel in self.previous_of_session.get(sid, ()) if rel.startswith(f"sessions/{sid}/agents/") and rel.count("/") == 4}
+        last_parts = _LastShard(self, sid, known.get(SEARCH_PARTS))
         for agent in session.agents:
             if agent.agent_id != sid and agent.has_transcript:
                 inputs = (shown, stored.get(agent.agent_id, ""), self._agent_inputs(lookups, agent, requests.get(agent.agent_id, {})))
-                search += self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, inputs, known)
-        self.put(f"search/s/{sid}.js", shard_js(sid, search))
+                digest = self._output_digest(f"sessions/{sid}/agents/{agent.agent_id}.html", *inputs)
+                part = self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, digest, known,
+                                         agent.agent_id not in paged, last_parts)
+                parts.append((agent.agent_id, digest, part))
+        self.put(f"search/s/{sid}.js", join_shard(sid, [part for _, _, part in parts]))
+        memo = orjson.dumps([[agent_id, key, len(part)] for agent_id, key, part in parts])
+        if memo != known.get(SEARCH_PARTS):
+            self.layouts[(sid, SEARCH_PARTS)] = memo
 
     @staticmethod
     def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures]) -> str:
@@ -343,31 +356,31 @@ class Renderer:
 
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
-        masks: Redactor | None, inputs: tuple[str, ...], known: dict[str, bytes],
-    ) -> list[SearchEntry]:
-        """Write an agent's page, with its transcript on it when short, else paged beside it; return its search entries.
+        masks: Redactor | None, digest: str, known: dict[str, bytes], was_inline: bool, last_shard: _LastShard,
+    ) -> bytes | memoryview:
+        """Write an agent's page, with its transcript on it when short, else paged beside it; return its part of the search shard.
 
-        The page is judged by its inputs (the session's, the agent's, its stored transcript's digest):
-        an agent shown inline whose inputs did not change keeps its page without rendering a message.
+        The page is judged by its inputs' digest (the session's, the agent's, its stored transcript's):
+        an agent shown inline whose inputs did not change keeps its page and its part of the last
+        shard without reading its transcript (unless --redact has its masks to count).
         """
         sid, aid = session.session_id, agent.agent_id
         rel = f"sessions/{sid}/agents/{aid}.html"
-        messages = self.transcript(sid, aid, masks)
-        digest = self._output_digest(rel, *inputs)
-        was_inline = not any(other.startswith(f"sessions/{sid}/agents/{aid}/") for other in self.previous_of_session.get(sid, ()))
         if was_inline and self.previous.get(rel) == digest and self._keep(rel):
-            return entries_of(messages, lambda index: rel)
+            kept = last_shard.part(aid, digest) if masks is None else None
+            return kept if kept is not None else shard_part(entries_of(self.transcript(sid, aid, masks), lambda index: rel))
         log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
+        messages = self.transcript(sid, aid, masks)
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
             inline = self._lay_out(sid, aid, messages, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"), known)
             if len(inline.pages) == 1:
                 self._agent_page(rel, digest, session, lookups, project, agent, inline, paged=False)
-                return entries_of(messages, lambda index: rel)
+                return shard_part(entries_of(messages, lambda index: rel))
         layout = self._lay_out(sid, aid, messages, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"), known)
         self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
         self._agent_page(rel, digest, session, lookups, project, agent, layout, paged=True)
-        return entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html")
+        return shard_part(entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html"))
 
     def _agent_page(self, rel: str, digest: str, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, layout: Layout,
                     paged: bool) -> None:
@@ -455,3 +468,34 @@ class Renderer:
             return None
         return Markup(svg.decode("utf-8"))
 
+
+
+class _LastShard:
+    """The last build's search shard of a session, cut into its transcripts' parts: read only when a part is asked for."""
+
+    def __init__(self, renderer: Renderer, session_id: str, memo: bytes | None) -> None:
+        self.renderer, self.session_id, self.memo = renderer, session_id, memo
+        self.parts: dict[str, tuple[str, memoryview]] | None = None
+
+    def part(self, agent_id: str, key: str) -> memoryview | None:
+        """Return an agent's part of the last shard when it was made from the same inputs, else None."""
+        if self.parts is None:
+            self.parts = self._read()
+        found = self.parts.get(agent_id)
+        return found[1] if found is not None and found[0] == key else None
+
+    def _read(self) -> dict[str, tuple[str, memoryview]]:
+        rel = f"search/s/{self.session_id}.js"
+        try:
+            listed = orjson.loads(self.memo or b"[]")
+            rows = [(str(agent_id), str(key), int(length)) for agent_id, key, length in listed]
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            return {}  # a memo this code did not write: every part is made again
+        data = self.renderer.writer.read_previous(rel) if rows else None
+        # The shard must be the one the memo describes: the bytes the last build published.
+        if data is None or digest_of(data) != self.renderer.previous.get(rel):
+            return {}
+        cut = split_shard(self.session_id, data, [length for _, _, length in rows])
+        if cut is None:
+            return {}
+        return {agent_id: (key, part) for (agent_id, key, _), part in zip(rows, cut) if part is not None}

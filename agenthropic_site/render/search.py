@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,15 +86,53 @@ def _scalars(value: Any) -> Iterator[str]:
 
 def shard_js(session_id: str, entries: list[SearchEntry]) -> bytes:
     """Return the script that hands one session's entries to the search page: agenthropicSearch.shard(id, rows)."""
-    # Row by row, joined once: a 60 MB session's shard is 17 MB, and encoding, escaping and wrapping
-    # it whole held three or four copies of it at once.
-    def pieces() -> Iterator[bytes]:
-        yield b"agenthropicSearch.shard(" + _json(session_id) + b", ["
-        for index, entry in enumerate(entries):
-            yield (b"," if index else b"") + _json([entry.href, entry.anchor, entry.kind, entry.text])
-        yield b"]);\n"
+    return join_shard(session_id, [shard_part(entries)])
 
-    return b"".join(pieces())
+
+def shard_part(entries: list[SearchEntry]) -> bytes:
+    """Encode one transcript's rows for a shard, each led by a comma: a part's bytes do not depend on where it stands."""
+    return b"".join(b"," + _json([entry.href, entry.anchor, entry.kind, entry.text]) for entry in entries)
+
+
+def join_shard(session_id: str, parts: Sequence[bytes | memoryview]) -> bytes:
+    """Return the shard script of a session's transcripts' parts, in order (the first row's comma dropped)."""
+    # Joined once: a 60 MB session's shard is 17 MB, and encoding, escaping and wrapping it whole
+    # held three or four copies of it at once.
+    pieces = list(parts)
+    first = next((index for index, part in enumerate(pieces) if len(part)), None)
+    if first is not None:
+        pieces[first] = memoryview(pieces[first])[1:]
+    return b"".join([_shard_head(session_id), *pieces, SHARD_TAIL])
+
+
+def split_shard(session_id: str, data: bytes, lengths: list[int]) -> list[memoryview | None] | None:
+    """Cut a shard join_shard wrote back into its parts, given their lengths; None when the lengths do not fit it.
+
+    The first part with rows lost its comma in the join: it comes back as None.
+    """
+    head = _shard_head(session_id)
+    nonempty = any(lengths)
+    if not data.startswith(head) or not data.endswith(SHARD_TAIL) or len(head) + sum(lengths) - nonempty + len(SHARD_TAIL) != len(data):
+        return None
+    view = memoryview(data)
+    parts: list[memoryview | None] = []
+    at, first = len(head), True
+    for length in lengths:
+        if length and first:
+            parts.append(None)
+            at += length - 1
+            first = False
+        else:
+            parts.append(view[at : at + length])
+            at += length
+    return parts
+
+
+SHARD_TAIL = b"]);\n"
+
+
+def _shard_head(session_id: str) -> bytes:
+    return b"agenthropicSearch.shard(" + _json(session_id) + b", ["
 
 
 def sessions_js(entries: list[dict[str, str]]) -> bytes:

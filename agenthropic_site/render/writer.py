@@ -113,6 +113,15 @@ def _holds(folder: int, name: str, data: bytes) -> bool:
         return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(len(data) + 1) == data
 
 
+def _read_regular(folder: int, name: str) -> bytes | None:
+    """Return the bytes of `name` in `folder` when it is a regular file (a link never is), else None."""
+    try:
+        with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=folder), "rb") as handle:
+            return handle.read() if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
+    except OSError:
+        return None
+
+
 def _create_staged(folder: int) -> tuple[int, str]:
     """Create a new file with a random name in a staging folder; return its descriptor and name."""
     while True:
@@ -239,6 +248,17 @@ class SiteWriter:
         except OSError as exc:
             raise OutputError(f"cannot write {self.out / rel}: {exc.strerror or exc}") from None
         self.written.append(rel)
+
+    def read_previous(self, rel: str) -> bytes | None:
+        """Return the bytes of a file the last build published, if it is still a regular file in the folder (None otherwise)."""
+        if rel not in self.previous:
+            return None
+        parts = _parts(rel)
+        try:
+            with open_folder(self.out, parts[:-1]) as parent:
+                return _read_regular(parent, parts[-1])
+        except (OSError, LinkedFolder):
+            return None
 
     def keep(self, rel: str) -> bool:
         """Keep a file from the last build as it is, if it is still there; return whether it was."""
