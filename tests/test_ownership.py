@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agenthropic_site.cache import Cache
 from conftest import build
 from records import OTHER_SID, SID, assistant, usage, user, write
 
@@ -52,3 +56,34 @@ def test_replaying_an_unpriced_request_does_not_exclude_the_session_that_replays
     assert resumed["cost_usd"] is not None and float(resumed["cost_usd"]) > 0
     index = json.loads((tmp_path / "out" / "data" / "index.json").read_text())
     assert index["report"]["unpriced_models"] == {"no price for model claude-nimbus-9": [SID]}
+
+
+ROW_IDS = st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d", "e"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.sampled_from(["s0", "s1", "s2", "s3"]), ROW_IDS, ROW_IDS), max_size=14),
+       seeds=st.lists(st.sampled_from(["s0", "s1", "s2", "s3"]), min_size=1, max_size=3, unique=True))
+def test_shared_requests_follow_every_link_between_sessions(tmp_path: Path, rows: list[tuple[str, str | None, str | None]], seeds: list[str]) -> None:
+    """The linked rows are found as a plain closure over ids finds them; none when nothing crosses a session."""
+    cache = Cache(tmp_path / f"cache-{len(list(tmp_path.iterdir()))}")
+    try:
+        cache.conn.execute("PRAGMA foreign_keys = OFF")  # token_usage rows alone: the query reads nothing else
+        cache.conn.executemany(
+            "INSERT INTO token_usage(session_id, seq, agent_id, message_id, request_id, model, input, output, cache_read, cache_write_5m, "
+            "cache_write_1h, file, line, under_reported) VALUES (?, ?, 'a', ?, ?, 'm', 0, 0, 0, 0, 0, 'f', 1, 0)",
+            [(sid, seq, "m" + message if message else None, "r" + request if request else None) for seq, (sid, message, request) in enumerate(rows)],
+        )
+        table = [("m" + m if m else None, "r" + r if r else None, sid, None) for sid, m, r in rows if m or r]
+        linked = {row for row in table if row[2] in seeds}
+        while True:
+            ids = {row[0] for row in linked if row[0]} | {row[1] for row in linked if row[1]}
+            more = {row for row in table if {row[0], row[1]} & ids} - linked
+            if not more:
+                break
+            linked |= more
+        crosses = len({row[2] for row in linked}) > 1
+        key = repr  # rows hold None and text
+        assert sorted(set(cache.shared_requests(seeds)), key=key) == (sorted(linked, key=key) if crosses else [])
+    finally:
+        cache.close()

@@ -681,32 +681,43 @@ class Cache:
 
         Rows are linked when they share a message id or a request id, transitively: a copy of a
         session may keep the requestId and replace the message id (issue 13), a resume keeps both.
+        When no row of another session is linked and only one of these sessions has rows, nothing
+        is shared and the answer is empty (a session alone owns its requests).
         """
         if not session_ids:
             return []
-        rows = set(
+        seeds = orjson.dumps(sorted(session_ids)).decode()
+        own = set(
             self.conn.execute(
                 "SELECT message_id, request_id, session_id, origin_session FROM token_usage "
                 "WHERE session_id IN (SELECT value FROM json_each(?)) AND (message_id IS NOT NULL OR request_id IS NOT NULL)",
-                (orjson.dumps(sorted(session_ids)).decode(),),
+                (seeds,),
             )
         )
+        # Every row of these sessions is in `own`: the search looks at other sessions' rows only.
         message_ids: set[str] = set()
         request_ids: set[str] = set()
+        found: set[tuple[str | None, str | None, str, str | None]] = set()
+        rows = own
         while True:
             new_messages = {row[0] for row in rows if row[0] is not None} - message_ids
             new_requests = {row[1] for row in rows if row[1] is not None} - request_ids
             if not new_messages and not new_requests:
-                return sorted(rows, key=lambda row: (row[2], row[0] or "", row[1] or "", row[3] or ""))
+                break
             message_ids |= new_messages
             request_ids |= new_requests
-            rows |= set(
+            rows = set(
                 self.conn.execute(
                     "SELECT message_id, request_id, session_id, origin_session FROM token_usage "
-                    "WHERE message_id IN (SELECT value FROM json_each(?)) OR request_id IN (SELECT value FROM json_each(?))",
-                    (orjson.dumps(sorted(new_messages)).decode(), orjson.dumps(sorted(new_requests)).decode()),
+                    "WHERE session_id NOT IN (SELECT value FROM json_each(?)) "
+                    "AND (message_id IN (SELECT value FROM json_each(?)) OR request_id IN (SELECT value FROM json_each(?)))",
+                    (seeds, orjson.dumps(sorted(new_messages)).decode(), orjson.dumps(sorted(new_requests)).decode()),
                 )
-            )
+            ) - found
+            found |= rows
+        if not found and len({row[2] for row in own}) <= 1:
+            return []
+        return sorted(own | found, key=lambda row: (row[2], row[0] or "", row[1] or "", row[3] or ""))
 
     def put_views(self, rows: dict[str, tuple[bytes, bytes, bool, bytes]]) -> None:
         """Store computed session views with their summaries, whether the session is excluded, and its owned requests."""
