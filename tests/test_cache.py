@@ -7,11 +7,16 @@ import select
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agenthropic_site.cache import Cache
+from agenthropic_site.cache.store import SEALED_TABLES
 from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build, tree_bytes
 from fixtures.pricing import priced
+from test_incremental import SESSION, assert_equals_cold_build, main_file
 
 # A price for every model of the demo that has none (claude-nimbus-9, ...), from the generator's ground truth.
 UNPRICED = sorted({m for p in DEMO_EXPECTED.glob("*-*-*-*-*.json") for m in json.loads(p.read_text())["by_model"] if not priced(m)})
@@ -152,3 +157,25 @@ def test_new_code_forgets_what_the_old_code_derived(tmp_path: Path) -> None:
         assert cache.layout_sizes("s") == {} and cache.usage_state() is None
     finally:
         cache.close()
+
+
+def test_a_build_checks_each_session_s_rows_once_unless_it_writes_them(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows this build checked or sealed are not read again to check them (only it writes the cache while it runs)."""
+    assert build(demo_corpus, tmp_path / "site", tmp_path / "cache") == 1
+    main = main_file(demo_corpus)
+    reply = next(line for line in reversed(main.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with main.open("ab") as handle:
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    digested: Counter[tuple[str, str]] = Counter()
+    real = Cache._digests
+
+    def counting(self: Cache, table: str, session_ids: list[str]) -> dict[str, str]:
+        digested.update((sid, table) for sid in session_ids)
+        return real(self, table, session_ids)
+
+    monkeypatch.setattr(Cache, "_digests", counting)
+    assert build(demo_corpus, tmp_path / "site", tmp_path / "cache") == 1
+    # The appended session's usage rows: checked before they are replaced, then sealed; every other table once, sealed.
+    assert {table: n for (sid, table), n in digested.items() if sid == SESSION} == {table: 2 if table == "token_usage" else 1 for table in SEALED_TABLES}
+    assert all(n == 1 for (sid, _), n in digested.items() if sid != SESSION), digested
+    assert_equals_cold_build(demo_corpus, tmp_path / "site", tmp_path)
