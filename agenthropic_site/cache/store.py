@@ -584,7 +584,7 @@ class Cache:
                 "main_state": parsed.main_state,
                 "under_reported": parsed.under_reported,
                 # Each agent's tool calls, kept with the session so a project's figures never load a transcript.
-                "tools": session_tool_calls(parsed.transcripts, (a.agent_id for a in parsed.agents if a.kind in REPLAYING_KINDS)),
+                "tools": session_tool_calls(parsed.tool_calls, (a.agent_id for a in parsed.agents if a.kind in REPLAYING_KINDS)),
             }
             conn.execute(
                 "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "

@@ -10,6 +10,7 @@ import orjson
 
 from agenthropic_site.parse.fields import dict_of, list_of, text_of
 from agenthropic_site.parse.model import Block, Message
+from agenthropic_site.parse.tools import ToolTracker
 
 # Stored text per block; the page shows a preview and the rest on demand. Longer text is cut
 # here so a 50 MB tool output cannot make the cache or a page unbounded.
@@ -165,6 +166,7 @@ class MessageBuilder:
     """Collect Messages in file order for one agent."""
 
     messages: list[Message] = field(default_factory=list)
+    tools: ToolTracker = field(default_factory=ToolTracker)  # the tool calls of the messages, followed as they are built
     _open_id: str | None = None
     _left_out: int = 0  # blocks of the open assistant message beyond MAX_BLOCKS
 
@@ -179,10 +181,10 @@ class MessageBuilder:
         blocks, self._left_out = blocks_of(message.get("content"))
         if self._left_out:
             blocks.append(_left_out_notice(self._left_out))
-        self.messages.append(
-            Message(role="assistant", uuid=text_of(data.get("uuid")), timestamp=timestamp, blocks=tuple(blocks), model=text_of(message.get("model")),
-                    message_id=message_id)
-        )
+        built = Message(role="assistant", uuid=text_of(data.get("uuid")), timestamp=timestamp, blocks=tuple(blocks), model=text_of(message.get("model")),
+                        message_id=message_id)
+        self.messages.append(built)
+        self.tools.add(built, built.blocks)
 
     def _extend(self, last: Message, content: Any) -> None:
         """Add a later line's blocks to the open message: MAX_BLOCKS in all, then one notice counting the rest."""
@@ -190,6 +192,7 @@ class MessageBuilder:
         blocks, left_out = blocks_of(content, MAX_BLOCKS - stored)
         if blocks:
             last.blocks += tuple(blocks)  # only while there is room: at most MAX_BLOCKS blocks copied per line
+            self.tools.add(last, blocks)
         if left_out:
             had_notice = self._left_out > 0
             self._left_out += left_out
@@ -206,15 +209,15 @@ class MessageBuilder:
         blocks, left_out = blocks_of(message.get("content"))
         if left_out:
             blocks.append(_left_out_notice(left_out))
-        self.messages.append(
-            Message(
-                role="user",
-                uuid=text_of(data.get("uuid")),
-                timestamp=timestamp,
-                blocks=tuple(blocks),
-                is_meta=data.get("isMeta") is True or data.get("isCompactSummary") is True,
-            )
+        built = Message(
+            role="user",
+            uuid=text_of(data.get("uuid")),
+            timestamp=timestamp,
+            blocks=tuple(blocks),
+            is_meta=data.get("isMeta") is True or data.get("isCompactSummary") is True,
         )
+        self.messages.append(built)
+        self.tools.add(built, built.blocks)
 
     def add_notification(self, data: dict[str, Any], timestamp: str | None, text: str) -> None:
         """Add a background-task notification delivered as a user line."""

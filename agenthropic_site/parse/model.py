@@ -227,3 +227,4 @@ class ParsedSession:
     unknown_types: dict[str, int] = field(default_factory=dict)
     under_reported: dict[str, Any] = field(default_factory=dict)  # placeholder output counts: requests, estimate
     transcripts: dict[str, list[Message]] = field(default_factory=dict)
+    tool_calls: dict[str, list[list[str | int | None]]] = field(default_factory=dict)  # each agent's tool calls (parse/tools.py ToolCall)

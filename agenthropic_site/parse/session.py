@@ -151,6 +151,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
         session.warnings.append(Warning("pending_last_line", f"{rel} ends in an unterminated line (still being written?)"))
     _describe(session, facts[0], facts)
     session.transcripts = {fact.agent_id: fact.builder.messages for fact in facts}
+    session.tool_calls = {fact.agent_id: fact.builder.tools.calls for fact in facts}
     return session
 
 
