@@ -98,4 +98,4 @@ def test_every_transcript_of_the_corpora_gets_the_same_calls(tmp_path: Path) -> 
             for agent_id, messages in parsed.transcripts.items():
                 assert parsed.tool_calls[agent_id] == reference_tool_calls(messages), (files.session_id, agent_id)
                 checked += len(parsed.tool_calls[agent_id])
-    assert checked > 500
+    assert checked > 200  # the demo and the generated sessions alone make 276 calls
