@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -166,6 +166,27 @@ CREATE TABLE svg_cache (
     digest TEXT PRIMARY KEY,
     svg BLOB NOT NULL,
     svg_sum TEXT NOT NULL
+);
+-- Each transcript's scan checkpoint (parse/checkpoint.py), for sessions big enough to keep them:
+-- the file as it was read (its size, mtime and inode when the read matched the walk; the bytes
+-- scanned and their digest) and the stored transcript the state goes with (its checksum, its
+-- length, where its last message starts). A memo: never sealed with the session's rows, all
+-- replaced when the session is written, each checked before use (pipeline/parsing.py).
+CREATE TABLE scan_checkpoints (
+    session_id TEXT NOT NULL,
+    rel TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    size INTEGER,
+    mtime_ns INTEGER,
+    inode INTEGER,
+    scanned INTEGER NOT NULL,
+    scanned_digest TEXT NOT NULL,
+    body_sum TEXT NOT NULL,
+    body_len INTEGER NOT NULL,
+    body_last INTEGER NOT NULL,
+    state BLOB NOT NULL,
+    row_sum TEXT NOT NULL,
+    PRIMARY KEY (session_id, rel)
 );
 -- The last layout of each transcript: every message's key and HTML size (render/reader.py
 -- pack_sizes), so the next build renders only messages whose key is new; under agent id '', the

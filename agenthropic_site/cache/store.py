@@ -18,12 +18,13 @@ from collections.abc import Iterator
 
 import orjson
 
+from agenthropic_site.cache.checkpoints import BodyShape, FileScanned, ScanCheckpoint, last_start, spliced
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
 from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
 from agenthropic_site.errors import EXIT_FAILURES
 from agenthropic_site.locks import take_lock
-from agenthropic_site.parse.model import TOKEN_CATEGORIES, Block, Message, ParsedSession, Tokens
+from agenthropic_site.parse.model import TOKEN_CATEGORIES, Message, ParsedSession, Tokens, message_from_row, message_row
 from agenthropic_site.parse.session import REPLAYING_KINDS
 from agenthropic_site.parse.tools import session_tool_calls
 
@@ -507,6 +508,7 @@ class Cache:
             # Derived by the code too: views, the sizes of rendered messages, the usage windows carried forward.
             self.conn.execute("DELETE FROM views")
             self.conn.execute("DELETE FROM layouts")
+            self.conn.execute("DELETE FROM scan_checkpoints")
             self.conn.execute("DELETE FROM meta WHERE key = 'usage_state'")
             self._set_meta("inputs_digest", inputs_digest)
         return known is not None
@@ -571,8 +573,14 @@ class Cache:
         rows = self.conn.execute(f"SELECT rowid, {FAILURE_COLUMNS} FROM ingest_failures").fetchall()
         self.conn.executemany("UPDATE ingest_failures SET row_sum = ? WHERE rowid = ?", [(_sum(*row), rowid) for rowid, *row in rows])
 
-    def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced) -> None:
-        """Replace everything cached for one session, priced, in a single transaction (all or nothing)."""
+    def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced, scanned: dict[str, FileScanned] | None = None,
+                      used: dict[str, ScanCheckpoint] | None = None) -> None:
+        """Replace everything cached for one session, priced, in a single transaction (all or nothing).
+
+        With the files as they were read (`scanned`, by path) and the checkpoints the parse carried
+        on from (`used`, by agent), the transcripts scanned from one are spliced onto their stored
+        bodies and the session's new checkpoints are kept.
+        """
         with self.transaction() as conn:
             self._delete_rows(parsed.session_id, keep=("sessions", "transcripts"))
             details = {
@@ -595,7 +603,8 @@ class Cache:
                     _dumps(details),
                 ),
             )
-            self._insert_detail(parsed)
+            shapes = self._insert_detail(parsed, used or {})
+            self._insert_checkpoints(parsed, shapes, scanned or {}, used or {})
             self._apply_prices(parsed.session_id, priced)
             conn.execute(
                 "INSERT INTO ingest_checkpoints VALUES (?, ?, ?)", (parsed.session_id, fingerprint, _sum(parsed.session_id, fingerprint))
@@ -603,7 +612,8 @@ class Cache:
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             self._seal(parsed.session_id)
 
-    def _insert_detail(self, parsed: ParsedSession) -> None:
+    def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
+        """Write a session's agents, edges, usage, compactions and changed transcripts; return the shape of each body written or kept."""
         conn, sid = self.conn, parsed.session_id
         conn.executemany(
             AGENT_INSERT,
@@ -640,21 +650,76 @@ class Cache:
         # its hundreds), one body at a time: its bodies would otherwise all be alive at once in a list.
         stored = dict(conn.execute("SELECT agent_id, body_sum FROM transcripts WHERE session_id = ?", (sid,)).fetchall())
         conn.executemany("DELETE FROM transcripts WHERE session_id = ? AND agent_id = ?",
-                         [(sid, agent_id) for agent_id in sorted(set(stored) - set(parsed.transcripts))])
+                         [(sid, agent_id) for agent_id in sorted(set(stored) - set(parsed.transcripts) - set(parsed.tails))])
+        # Scanned from a checkpoint with no message after the stored ones: the body stands as it is.
+        shapes = {agent_id: BodyShape(checkpoint.body_sum, checkpoint.body_len, checkpoint.body_last)
+                  for agent_id, checkpoint in used.items()
+                  if agent_id in parsed.tails and not parsed.transcripts.get(agent_id)}
 
         def changed() -> Iterator[tuple[str, str, bytes, str]]:
             for agent_id, messages in sorted(parsed.transcripts.items()):
-                body = _encode_messages(messages)
+                if agent_id in shapes:
+                    continue
+                rows = [message_row(message) for message in messages]
+                last_len = len(orjson.dumps(rows[-1])) if rows else 0
+                body = orjson.dumps(rows)
+                del rows
+                many = len(messages) >= 2
+                if agent_id in parsed.tails:
+                    keep = used[agent_id].body_last if parsed.tails[agent_id] else used[agent_id].body_len - 1
+                    body, many = self._spliced(sid, agent_id, used[agent_id], keep, body), many or keep > 1
                 body_sum = _sum(sid, agent_id, body)
+                shapes[agent_id] = BodyShape(body_sum, len(body), last_start(len(body), last_len, many))
                 if stored.get(agent_id) != body_sum:
                     yield sid, agent_id, body, body_sum
 
         conn.executemany("INSERT OR REPLACE INTO transcripts VALUES (?,?,?,?)", changed())
+        return shapes
+
+    def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes) -> bytes:
+        """Return the stored body of a transcript scanned from a checkpoint, its first `keep` bytes followed by the scan's messages."""
+        row = self.conn.execute("SELECT body FROM transcripts WHERE session_id = ? AND agent_id = ?", (sid, agent_id)).fetchone()
+        body = bytes(row[0]) if row is not None else b""
+        if _sum(sid, agent_id, body) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
+            raise CacheDamaged(f"the stored transcript of an agent of session {sid}", (("session", sid),))
+        return spliced(body, keep, tail)
+
+    def _insert_checkpoints(self, parsed: ParsedSession, shapes: dict[str, BodyShape], scanned: dict[str, FileScanned],
+                            used: dict[str, ScanCheckpoint]) -> None:
+        """Keep each transcript's new checkpoint with the file it was read from and the body it goes with."""
+        sid = parsed.session_id
+        files = {agent.agent_id: agent.file for agent in parsed.agents}
+        rows = []
+        for agent_id, state in sorted(parsed.scan_states.items()):
+            rel = files.get(agent_id)
+            read = scanned.get(rel or "")
+            shape = shapes.get(agent_id)
+            if read is None or shape is None:
+                continue
+            values = (sid, read.rel, agent_id, read.size, read.mtime_ns, read.inode, read.scanned, read.scanned_digest,
+                      shape.body_sum, shape.body_len, shape.body_last, state)
+            rows.append((*values, _sum(*values)))
+        self.conn.executemany("INSERT INTO scan_checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+    def scan_checkpoints(self, session_id: str) -> dict[str, ScanCheckpoint]:
+        """Return a session's checkpoints by path: each whose checksum holds and whose stored transcript is still the one it goes with."""
+        found = {}
+        for *values, row_sum, stored_sum in self.conn.execute(
+            "SELECT c.session_id, c.rel, c.agent_id, c.size, c.mtime_ns, c.inode, c.scanned, c.scanned_digest, c.body_sum, c.body_len, "
+            "c.body_last, c.state, c.row_sum, t.body_sum FROM scan_checkpoints c LEFT JOIN transcripts t "
+            "ON t.session_id = c.session_id AND t.agent_id = c.agent_id WHERE c.session_id = ? ORDER BY c.rel", (session_id,),
+        ):
+            values[11] = bytes(values[11])
+            if row_sum != _sum(*values) or stored_sum != values[8]:
+                continue  # damaged, or its transcript changed since: that file is read from its start
+            _, rel, agent_id, size, mtime_ns, inode, scanned, digest, body_sum, body_len, body_last, state = values
+            found[rel] = ScanCheckpoint(FileScanned(rel, size, mtime_ns, inode, scanned, digest), agent_id, body_sum, body_len, body_last, state)
+        return found
 
     def _delete_rows(self, session_id: str, keep: tuple[str, ...] = ()) -> None:
         self._sound -= {(session_id, table) for table in SEALED_TABLES}
         for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints",
-                      "row_sums"):
+                      "row_sums", "scan_checkpoints"):
             if table in keep:
                 continue
             if table == "agents":
@@ -1096,20 +1161,5 @@ class Cache:
         self.conn.execute("INSERT OR REPLACE INTO svg_cache VALUES (?, ?, ?)", (digest, svg, _sum(digest, svg)))
 
 
-def _encode_messages(messages: list[Message]) -> bytes:
-    return orjson.dumps(
-        [
-            [m.role, m.uuid, m.timestamp, m.model, m.is_meta, m.subtype,
-             [[b.kind, b.text, b.name, b.tool_use_id, b.is_error, b.truncated_from] for b in m.blocks], m.message_id]
-            for m in messages
-        ]
-    )
-
-
 def _decode_messages(body: bytes) -> list[Message]:
-    return [
-        Message(role=role, uuid=uuid, timestamp=at, model=model, is_meta=is_meta, subtype=subtype,
-                blocks=tuple(Block(kind=b[0], text=b[1], name=b[2], tool_use_id=b[3], is_error=b[4], truncated_from=b[5]) for b in blocks),
-                message_id=message_id)
-        for role, uuid, at, model, is_meta, subtype, blocks, message_id in orjson.loads(body)
-    ]
+    return [message_from_row(row) for row in orjson.loads(body)]

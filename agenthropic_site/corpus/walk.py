@@ -83,6 +83,10 @@ class SessionFiles:
             return "absent"
         return "empty" if self.main.size == 0 else "present"
 
+    def transcript_bytes(self) -> int:
+        """Return the size of the session's transcripts, as walked."""
+        return (self.main.size if self.main is not None else 0) + sum(agent.file.size for agent in self.agents)
+
     def all_files(self) -> list[FileRef]:
         """List every file whose change means the session must be read again."""
         files = [*([self.main] if self.main is not None else []), *self.extras]

@@ -33,20 +33,21 @@ class DecodedFile:
     pending: bool
 
 
-def decode_jsonl(rel: str, data: bytes) -> DecodedFile:
+def decode_jsonl(rel: str, data: bytes, lines_before: int = 0) -> DecodedFile:
     """Decode JSONL, splitting on b"\\n" only (str.splitlines would also break on U+2028)."""
     errors: list[LineError] = []
     pending: list[bool] = []
-    records = list(iter_jsonl(rel, data, errors, pending))
+    records = list(iter_jsonl(rel, data, errors, pending, lines_before))
     return DecodedFile(records, errors, bool(pending))
 
 
-def iter_jsonl(rel: str, data: bytes, errors: list[LineError], pending: list[bool]) -> Iterator[Record]:
+def iter_jsonl(rel: str, data: bytes, errors: list[LineError], pending: list[bool], lines_before: int = 0) -> Iterator[Record]:
     """Yield the records of JSONL bytes one line at a time (a large transcript's records are never all alive at once).
 
     Bad lines are appended to `errors`; `pending` gets one True when the last line is pending.
+    Lines are numbered from `lines_before` + 1 (the bytes follow that many lines already read).
     """
-    start, index, size = 0, 0, len(data)
+    start, index, size = 0, lines_before, len(data)
     while start < size:
         end = data.find(b"\n", start)
         last = end < 0

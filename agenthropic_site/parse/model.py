@@ -76,6 +76,7 @@ class TranscriptInput:
     agent_id: str | None = None  # None for the main transcript
     meta: bytes | None = None
     run_id: str | None = None
+    resume: bytes | None = None  # the scan state after the bytes before `data` (parse/checkpoint.py): `data` is what follows them
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class SessionInput:
     main: TranscriptInput
     agents: tuple[TranscriptInput, ...] = ()
     main_state: str = "present"  # present | empty (0 bytes) | absent (no main file; `main` holds no bytes)
+    checkpoint: bool = False  # return each transcript's scan state, for the next parse to carry on from
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,21 @@ class Message:
     message_id: str | None = None  # an assistant message's API id: its request's figures are shown on it
 
 
+def message_row(message: Message) -> list[Any]:
+    """Return a message as the JSON list it is stored as (the cache's transcripts, a scan's checkpoint)."""
+    m = message
+    return [m.role, m.uuid, m.timestamp, m.model, m.is_meta, m.subtype,
+            [[b.kind, b.text, b.name, b.tool_use_id, b.is_error, b.truncated_from] for b in m.blocks], m.message_id]
+
+
+def message_from_row(row: list[Any]) -> Message:
+    """Rebuild a message from `message_row`'s list."""
+    role, uuid, at, model, is_meta, subtype, blocks, message_id = row
+    return Message(role=role, uuid=uuid, timestamp=at, model=model, is_meta=is_meta, subtype=subtype,
+                   blocks=tuple(Block(kind=b[0], text=b[1], name=b[2], tool_use_id=b[3], is_error=b[4], truncated_from=b[5]) for b in blocks),
+                   message_id=message_id)
+
+
 @dataclass
 class Agent:
     """One agent of a session and what the transcripts say about it."""
@@ -228,3 +245,7 @@ class ParsedSession:
     under_reported: dict[str, Any] = field(default_factory=dict)  # placeholder output counts: requests, estimate
     transcripts: dict[str, list[Message]] = field(default_factory=dict)
     tool_calls: dict[str, list[list[str | int | None]]] = field(default_factory=dict)  # each agent's tool calls (parse/tools.py ToolCall)
+    # Agents whose transcript was scanned from a checkpoint: their `transcripts` messages follow
+    # those stored before, the first replacing the last stored one when True (its reply went on).
+    tails: dict[str, bool] = field(default_factory=dict)
+    scan_states: dict[str, bytes] = field(default_factory=dict)  # agent -> its transcript's checkpoint, when asked for

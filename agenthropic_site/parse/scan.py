@@ -108,12 +108,20 @@ class TranscriptFacts:
     warnings: list[Warning] = field(default_factory=list)
     uuids: set[str] = field(default_factory=set)
     builder: MessageBuilder = field(default_factory=MessageBuilder)
+    scanned: int = 0  # records read so far (a spawn's order counts from its transcript's base)
+    last_kind: str | None = None  # of the last record that ended a turn
+    first_type: str | None = None  # the first record's `type`
+    decode_errors: list[LineError] = field(default_factory=list)  # lines that are not JSON objects
 
 
 def scan_records(facts: TranscriptFacts, records: Iterable[Record], order_base: int = 0) -> TranscriptFacts:
-    """Fill `facts` from the records of one transcript, in file order."""
-    last_kind: str | None = None
-    for position, record in enumerate(records):
+    """Fill `facts` from the records of one transcript, in file order (carrying on after `facts.scanned` records)."""
+    last_kind = facts.last_kind
+    for position, record in enumerate(records, start=facts.scanned):
+        facts.scanned = position + 1
+        if position == 0:
+            kind = record.data.get("type")
+            facts.first_type = kind if isinstance(kind, str) else None
         try:
             last_kind = _scan_record(facts, record, order_base + position) or last_kind
         except Exception as exc:
@@ -126,6 +134,7 @@ def scan_records(facts: TranscriptFacts, records: Iterable[Record], order_base: 
                     facts.agent_id,
                 )
             )
+    facts.last_kind = last_kind
     facts.ends_with_api_error = last_kind == "api-error"
     return facts
 

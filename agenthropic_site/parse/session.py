@@ -10,10 +10,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from agenthropic_site.parse import checkpoint
 from agenthropic_site.parse.fields import clip_words, text_of
 from agenthropic_site.parse.lines import Record, decode_jsonl, iter_jsonl
 from agenthropic_site.parse.links import AgentMeta, Evidence, choose_edges, collect_evidence, edges_of, prompt_match_evidence, read_meta, spawn_inputs
-from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, UsageRow, Warning
+from agenthropic_site.parse.model import Agent, Compaction, ParsedSession, SessionInput, TranscriptInput, UsageRow, Warning
 from agenthropic_site.parse.outcomes import apply_outcomes
 from agenthropic_site.parse.reported import absent_agents
 from agenthropic_site.parse.scan import TranscriptFacts, scan_records
@@ -35,12 +36,19 @@ def parse_session(source: SessionInput) -> ParsedSession:
     """Parse every transcript of a session and link them into one ParsedSession."""
     session = ParsedSession(session_id=source.session_id, project=source.project, main_state=source.main_state)
     main_id = source.session_id
+    # Transcripts given with a checkpoint are scanned from it: their `data` is what follows it.
+    resumed: dict[str, checkpoint.Resumed] = {}
+    inputs_of: dict[str, tuple[TranscriptInput, int]] = {main_id: (source.main, 0)}  # each transcript's bytes and spawn order base
     # The main transcript is read a line at a time: its records are several times its bytes as
     # objects, and a 60 MB session's would all be alive at once (agents' files are small).
     pending: list[bool] = []
     inline_groups: list[tuple[str, list[Record]]] = []
-    main_records = split_sidechains(iter_jsonl(source.main.rel, source.main.data, session.line_errors, pending), inline_groups)
-    facts = [scan_records(TranscriptFacts(main_id, source.main.rel, "main", main_id), main_records)]
+    main = _start(source.main, main_id, "main", main_id, 0, resumed)
+    main_records = split_sidechains(iter_jsonl(source.main.rel, source.main.data, main.decode_errors, pending, _lines_before(resumed, main_id)),
+                                    inline_groups)
+    facts = [scan_records(main, main_records)]
+    if inline_groups and main_id in resumed:
+        raise checkpoint.CannotResume("inline subagent turns after a checkpoint")
     if pending:
         session.pending_lines.append(source.main.rel)
     kinds = {main_id: "main"}
@@ -60,21 +68,32 @@ def parse_session(source: SessionInput) -> ParsedSession:
         if agent_id in kinds:
             session.warnings.append(Warning("duplicate_agent_file", f"{transcript.rel} repeats agent id {agent_id}; ignored", agent_id))
             continue
-        decoded = decode_jsonl(transcript.rel, transcript.data)
-        session.line_errors.extend(decoded.errors)
+        order_base = len(facts) << 32
+        fact = _start(transcript, agent_id, transcript.layout, main_id, order_base, resumed)
+        decoded = decode_jsonl(transcript.rel, transcript.data, _lines_before(resumed, agent_id))
+        fact.decode_errors.extend(decoded.errors)
         if decoded.pending:
             session.pending_lines.append(transcript.rel)
-        fact = scan_records(TranscriptFacts(agent_id, transcript.rel, transcript.layout, main_id), decoded.records, order_base=len(facts) << 32)
+        scan_records(fact, decoded.records, order_base)
+        del decoded
         facts.append(fact)
+        inputs_of[agent_id] = (transcript, order_base)
         files[agent_id] = transcript.rel
         kinds[agent_id] = _file_kind(agent_id, transcript.layout, fact)
-        if len(decoded.records) == 1 and decoded.records[0].data.get("type") == "assistant":
+        if fact.scanned == 1 and fact.first_type == "assistant":
             lone_replies.add(agent_id)
         meta = read_meta(transcript.meta)
         if meta is not None:
             metas[agent_id] = meta
         if transcript.run_id:
             run_ids[agent_id] = transcript.run_id
+    spawn_ids = {spawn.tool_use_id for fact in facts for spawn in fact.spawns}
+    if any(where.dropped & spawn_ids for where in resumed.values()):
+        raise checkpoint.CannotResume("a spawn names a tool result a checkpoint left out")
+    if source.checkpoint:
+        session.scan_states = _checkpoints(facts, inputs_of, resumed, spawn_ids, bool(inline_ids))
+    for fact in facts:
+        session.line_errors.extend(fact.decode_errors)
     for fact in facts:
         session.line_errors.extend(fact.errors)
         session.warnings.extend(fact.warnings)  # record_error: a record that raised (issue 13)
@@ -150,9 +169,45 @@ def parse_session(source: SessionInput) -> ParsedSession:
     for rel in session.pending_lines:
         session.warnings.append(Warning("pending_last_line", f"{rel} ends in an unterminated line (still being written?)"))
     _describe(session, facts[0], facts)
-    session.transcripts = {fact.agent_id: fact.builder.messages for fact in facts}
+    # A transcript scanned from a checkpoint with no new bytes adds nothing to what is stored.
+    session.transcripts = {fact.agent_id: fact.builder.messages for fact in facts
+                           if fact.agent_id not in resumed or inputs_of[fact.agent_id][0].data}
+    session.tails = {agent_id: where.reopened for agent_id, where in resumed.items()}
     session.tool_calls = {fact.agent_id: fact.builder.tools.calls for fact in facts}
     return session
+
+
+def _start(transcript: TranscriptInput, agent_id: str, layout: str, main_id: str, order_base: int,
+           resumed: dict[str, checkpoint.Resumed]) -> TranscriptFacts:
+    """Return the facts a transcript's scan starts from: its checkpoint's, or none."""
+    if transcript.resume is None:
+        return TranscriptFacts(agent_id, transcript.rel, layout, main_id)
+    facts, resumed[agent_id] = checkpoint.decode(transcript.resume, agent_id, transcript.rel, layout, main_id, order_base)
+    return facts
+
+
+def _lines_before(resumed: dict[str, checkpoint.Resumed], agent_id: str) -> int:
+    where = resumed.get(agent_id)
+    return where.lines if where is not None else 0
+
+
+def _checkpoints(facts: list[TranscriptFacts], inputs_of: dict[str, tuple[TranscriptInput, int]], resumed: dict[str, checkpoint.Resumed],
+                 spawn_ids: set[str], inline: bool) -> dict[str, bytes]:
+    """Return the scan state of each transcript whose bytes end on a complete line (the main one unless it holds inline turns)."""
+    states = {}
+    for fact in facts:
+        if fact.agent_id not in inputs_of or (fact.layout == "main" and inline):
+            continue
+        transcript, order_base = inputs_of[fact.agent_id]
+        if transcript.data and not transcript.data.endswith(b"\n"):
+            continue  # a last line still being written, or a file that ends without a newline: read from its start next time
+        where = resumed.get(fact.agent_id)
+        if where is not None and not transcript.data and transcript.resume is not None:
+            states[fact.agent_id] = transcript.resume  # nothing new: the same state
+            continue
+        lines = (where.lines if where else 0) + transcript.data.count(b"\n")
+        states[fact.agent_id] = checkpoint.encode(fact, lines, order_base, spawn_ids, where.dropped if where else frozenset())
+    return states
 
 
 def _file_kind(agent_id: str, layout: str, fact: TranscriptFacts) -> str:

@@ -35,7 +35,7 @@ class Candidate:
     stop_reason: str | None
     file: str
     line: int
-    content: Any  # kept by reference; measured only when the count looks like a placeholder
+    content: Any  # kept by reference; measured only when the count looks like a placeholder (a Measured after a checkpoint)
     origin_session: str | None = None
     version: str | None = None
 
@@ -108,8 +108,17 @@ def candidate_from(
     )
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A usage line's content already measured (a checkpoint keeps the size, not the content)."""
+
+    chars: int
+
+
 def content_chars(content: Any) -> int:
     """Measure the text, thinking and tool input a message block list carries."""
+    if isinstance(content, Measured):
+        return content.chars
     chars = 0
     for block in list_of(content):
         if isinstance(block, dict):

@@ -7,12 +7,13 @@ import re
 
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, Priced, PricedRow
+from agenthropic_site.cache.checkpoints import ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
-from agenthropic_site.pipeline.parsing import parse_all
+from agenthropic_site.pipeline.parsing import keeps_checkpoints, parse_all
 from agenthropic_site.pipeline.repair import repair_line, with_repairs
 from agenthropic_site.pipeline.result import BuildResult
 
@@ -58,7 +59,10 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     result.reused = len(scan.sessions) - len(changed)
     if log.isEnabledFor(logging.DEBUG):
         _explain_reads(changed, {files.session_id for files in todo}, checkpoints)
-    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config), start=1):
+    def checkpoints_of(files: SessionFiles) -> dict[str, ScanCheckpoint]:
+        return cache.scan_checkpoints(files.session_id) if keeps_checkpoints(files) else {}
+
+    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, checkpoints_of), start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
             log.info(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
@@ -75,7 +79,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
         rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
-        cache.write_session(parsed, fingerprint, price_rows(rows, prices))
+        cache.write_session(parsed, fingerprint, price_rows(rows, prices), outcome.scanned, outcome.used)
         result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
     gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))

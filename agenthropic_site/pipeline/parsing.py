@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
-import functools
 from contextlib import closing
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from agenthropic_site.config import BuildConfig
-from agenthropic_site.corpus import SessionFiles, Skip, UnreadableError, read_bytes
+from agenthropic_site.cache.checkpoints import FileScanned, ScanCheckpoint
+from agenthropic_site.corpus import FileRef, SessionFiles, Skip, UnreadableError, read_bytes
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
+from agenthropic_site.parse.checkpoint import CannotResume
 from agenthropic_site.parse.model import ParsedSession
 from agenthropic_site.pipeline.pool import Task, map_in_order
 
@@ -27,31 +30,91 @@ class ReadCount:
     opened: int = 0
 
 
-def load_session(root: str, files: SessionFiles, max_bytes: int, count: ReadCount) -> tuple[SessionInput, list[Skip]]:
-    """Read a session's transcripts and sidecars; an unreadable agent file is skipped, not fatal."""
+# Sessions with at least this many transcript bytes keep a scan checkpoint of each transcript, so
+# an append is scanned from where the last build stopped; a smaller session parses from byte 0 in
+# a fraction of a second, and its checkpoints would only cost the cold build time and space.
+CHECKPOINT_MIN_BYTES = 4 << 20
+# A checkpoint holds whole texts the session's linking compares (first prompts, spawn inputs,
+# spawns' results): one larger than this or a quarter of its transcript's bytes (a hostile 50 MB
+# prompt) is not kept, so the cache stays a fraction of the corpus; that file is read whole.
+CHECKPOINT_STATE_FLOOR = 1 << 20
+
+
+def keeps_checkpoints(files: SessionFiles) -> bool:
+    """Tell whether a session is big enough to keep a scan checkpoint of each transcript."""
+    return files.transcript_bytes() >= CHECKPOINT_MIN_BYTES
+
+
+@dataclass
+class SessionRead:
+    """A session's transcripts as read for the parser, and what the cache keeps of the reading."""
+
+    source: SessionInput
+    skipped: list[Skip]
+    scanned: dict[str, FileScanned] = field(default_factory=dict)  # by path: each transcript read to a line's end, when checkpointed
+    used: dict[str, ScanCheckpoint] = field(default_factory=dict)  # by agent: the checkpoints the parse carries on from
+
+
+def load_session(root: str, files: SessionFiles, max_bytes: int, count: ReadCount,
+                 checkpoints: dict[str, ScanCheckpoint] | None = None) -> SessionRead:
+    """Read a session's transcripts and sidecars; an unreadable agent file is skipped, not fatal.
+
+    With the last build's checkpoints (by path), a transcript whose file is as it was then is
+    not opened, and one that only grew is given to the parser from where its checkpoint stops.
+    """
+    keep = keeps_checkpoints(files)
+    read = SessionRead(SessionInput(files.session_id, files.project, TranscriptInput("", b"", "main")), [])
+    known = checkpoints or {}
     if files.main is None:
         # No main transcript (issue 13): the session is parsed from its agent files alone.
         main = TranscriptInput(f"{files.project}/{files.session_id}.jsonl", b"", "main")
     else:
-        main = TranscriptInput(files.main.rel, read_bytes(root, files.main, max_bytes), "main")
-        count.opened += 1
+        main = _transcript(root, files.main, "main", files.session_id, max_bytes, count, known, keep, read)
     agents = []
-    skipped = []
     for agent in files.agents:
         try:
-            data = read_bytes(root, agent.file, max_bytes)
-            count.opened += 1
+            transcript = _transcript(root, agent.file, agent.layout, agent.agent_id, max_bytes, count, known, keep, read)
         except UnreadableError as exc:
-            skipped.append(Skip(agent.file.rel, exc.reason, exc.detail, agent.file.size))
+            read.skipped.append(Skip(agent.file.rel, exc.reason, exc.detail, agent.file.size))
             continue
         meta = None
         if agent.meta is not None:
             try:
                 meta = read_bytes(root, agent.meta, SIDECAR_MAX_BYTES)
             except UnreadableError as exc:
-                skipped.append(Skip(agent.meta.rel, exc.reason, exc.detail))
-        agents.append(TranscriptInput(agent.file.rel, data, agent.layout, agent.agent_id, meta, agent.run_id))
-    return SessionInput(files.session_id, files.project, main, tuple(agents), files.main_state), skipped
+                read.skipped.append(Skip(agent.meta.rel, exc.reason, exc.detail))
+        agents.append(dataclasses.replace(transcript, agent_id=agent.agent_id, meta=meta, run_id=agent.run_id))
+    read.source = SessionInput(files.session_id, files.project, main, tuple(agents), files.main_state, checkpoint=keep)
+    return read
+
+
+def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: int, count: ReadCount,
+                checkpoints: dict[str, ScanCheckpoint], keep: bool, read: SessionRead) -> TranscriptInput:
+    """Read one transcript, from its checkpoint when the bytes it was taken after are still the file's first bytes."""
+    checkpoint = checkpoints.get(ref.rel)
+    if checkpoint is not None and checkpoint.agent_id == agent_id and keep:
+        seen = checkpoint.file
+        if (seen.size, seen.mtime_ns, seen.inode) == (ref.size, ref.mtime_ns, ref.inode) and seen.scanned == ref.size:
+            read.used[agent_id] = checkpoint
+            read.scanned[ref.rel] = seen
+            return TranscriptInput(ref.rel, b"", layout, resume=checkpoint.state)  # as it was: not opened
+    data = read_bytes(root, ref, max_bytes)
+    count.opened += 1
+    digest = hashlib.blake2b(digest_size=16)
+    start, resume = 0, None
+    if checkpoint is not None and checkpoint.agent_id == agent_id and keep and len(data) >= checkpoint.file.scanned:
+        digest.update(memoryview(data)[: checkpoint.file.scanned])
+        if digest.hexdigest() == checkpoint.file.scanned_digest:
+            start, resume = checkpoint.file.scanned, checkpoint.state
+            read.used[agent_id] = checkpoint
+        else:
+            digest = hashlib.blake2b(digest_size=16)  # rewritten, not appended to: read from its start
+    if keep and (not data or data.endswith(b"\n")):
+        digest.update(memoryview(data)[start:])
+        same = len(data) == ref.size  # else it grew while read: the next build reads it to compare
+        read.scanned[ref.rel] = FileScanned(ref.rel, ref.size if same else None, ref.mtime_ns if same else None, ref.inode if same else None,
+                                            len(data), digest.hexdigest())
+    return TranscriptInput(ref.rel, data[start:] if start else data, layout, resume=resume)
 
 
 @dataclass
@@ -62,14 +125,27 @@ class ParseOutcome:
     skipped: list[Skip]
     opened: int  # transcripts opened
     failure: str | None = None  # unsanitized: the parent sanitizes it
+    scanned: dict[str, FileScanned] = field(default_factory=dict)
+    used: dict[str, ScanCheckpoint] = field(default_factory=dict)
 
 
-def read_and_parse(root: str, files: SessionFiles, max_bytes: int) -> ParseOutcome:
-    """Read a session's files and parse them; a failure is returned, never raised."""
+def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: dict[str, ScanCheckpoint] | None = None) -> ParseOutcome:
+    """Read a session's files and parse them (carrying on from checkpoints where they hold); a failure is returned, never raised."""
     counter = ReadCount()
     try:
-        source, skipped = load_session(root, files, max_bytes, counter)
-        return ParseOutcome(parse_session(source), skipped, counter.opened)
+        read = load_session(root, files, max_bytes, counter, checkpoints)
+        try:
+            parsed = parse_session(read.source)
+        except CannotResume as exc:
+            log.debug(f"read: {files.project}/{files.session_id}: from byte 0: {exc}")
+            read = load_session(root, files, max_bytes, counter)
+            parsed = parse_session(read.source)
+        files_of = {agent.agent_id: agent.file for agent in parsed.agents}
+        for agent_id, state in list(parsed.scan_states.items()):
+            scanned = read.scanned.get(files_of.get(agent_id) or "")
+            if scanned is None or len(state) > max(CHECKPOINT_STATE_FLOOR, scanned.scanned // 4):
+                del parsed.scan_states[agent_id]
+        return ParseOutcome(parsed, read.skipped, counter.opened, scanned=read.scanned, used=read.used)
     except UnreadableError as exc:
         return ParseOutcome(None, [], counter.opened, f"{exc.reason}: {exc.detail}")
     except Exception as exc:  # noqa: BLE001 - one bad session must not sink the build
@@ -82,30 +158,34 @@ def start(setup: tuple[str, int]) -> tuple[str, int]:
     return setup
 
 
-def run(setup: tuple[str, int], files: SessionFiles) -> ParseOutcome:
+def run(setup: tuple[str, int], task: tuple[SessionFiles, dict[str, ScanCheckpoint]]) -> ParseOutcome:
     """Read and parse one session (in a worker process)."""
-    return read_and_parse(setup[0], files, setup[1])
+    return read_and_parse(setup[0], task[0], setup[1], task[1])
 
 
 # The forkserver starts once, for whichever task comes first: it loads the render task's modules too.
 WORKER_PRELOAD = ("agenthropic_site.pipeline.parsing", "agenthropic_site.pipeline.rendering")
-PARSE_TASK: Task[tuple[str, int], SessionFiles, ParseOutcome] = Task(start, run, WORKER_PRELOAD)
+PARSE_TASK: Task[tuple[str, int], tuple[SessionFiles, dict[str, ScanCheckpoint]], ParseOutcome] = Task(start, run, WORKER_PRELOAD)
 PARSE_CHUNK = 4  # sessions sent to a worker at a time: fewer round trips, answers still soon
 
 
 def parse_all(
-    todo: list[SessionFiles], root: str, config: BuildConfig
+    todo: list[SessionFiles], root: str, config: BuildConfig, checkpoints_of: Callable[[SessionFiles], dict[str, ScanCheckpoint]],
 ) -> Iterator[tuple[SessionFiles, ParseOutcome]]:
     """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many."""
-    here = functools.partial(read_and_parse, root, max_bytes=config.max_file_bytes)
+    tasks = [(files, checkpoints_of(files)) for files in todo]
+
+    def here(task: tuple[SessionFiles, dict[str, ScanCheckpoint]]) -> ParseOutcome:
+        return read_and_parse(root, task[0], config.max_file_bytes, task[1])
+
     # One process fewer than --jobs: this one is busy too, pricing and writing each session.
     workers = min(config.jobs - 1, -(-len(todo) // PARSE_CHUNK))
     if workers < 1 or len(todo) < PARSE_IN_WORKERS_MIN:
-        yield from ((files, here(files)) for files in todo)
+        yield from ((task[0], here(task)) for task in tasks)
         return
     log.info(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
-    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), todo, workers, here, _fell_back, PARSE_CHUNK)) as outcomes:
-        yield from outcomes
+    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), tasks, workers, here, _fell_back, PARSE_CHUNK)) as outcomes:
+        yield from ((task[0], outcome) for task, outcome in outcomes)
 
 
 def _fell_back(why: str) -> None:

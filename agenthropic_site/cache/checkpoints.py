@@ -1,0 +1,59 @@
+"""What the cache keeps beside a transcript's scan checkpoint, and how an appended transcript's stored body is spliced.
+
+A stored transcript's body is the JSON list of its messages (`[m0,m1,...]`, orjson's compact
+bytes). A scan carried on from a checkpoint gives the messages after those stored: appended
+after the last one, or replacing it when its reply went on (parse/checkpoint.py `reopened`).
+So the cache keeps, with each checkpoint, the body's length and where its last message starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FileScanned:
+    """A transcript file as a build read it: its lstat when the read matched the walk, and the bytes scanned (complete lines)."""
+
+    rel: str
+    size: int | None
+    mtime_ns: int | None
+    inode: int | None
+    scanned: int
+    scanned_digest: str
+
+
+@dataclass(frozen=True)
+class ScanCheckpoint:
+    """A stored checkpoint: the file it was read from, the stored transcript it goes with, and the scan state."""
+
+    file: FileScanned
+    agent_id: str
+    body_sum: str
+    body_len: int
+    body_last: int  # where the body's last message starts (1 when it has none)
+    state: bytes
+
+
+@dataclass(frozen=True)
+class BodyShape:
+    """A stored body's checksum, length and where its last message starts."""
+
+    body_sum: str
+    body_len: int
+    body_last: int
+
+
+def last_start(body_len: int, last_len: int, count_at_least_two: bool) -> int:
+    """Return where the last message of a body starts, given the length of its own JSON (1 for an empty list)."""
+    if last_len == 0:
+        return 1
+    return body_len - 1 - last_len - (1 if count_at_least_two else 0)
+
+
+def spliced(body: bytes, keep: int, messages_json: bytes) -> bytes:
+    """Return `body` with everything after its first `keep` bytes (the list's `[` and whole messages) replaced by these messages' JSON list."""
+    head, inner = body[:keep], messages_json[1:-1]
+    if not inner:
+        return head + b"]"
+    return head + (b"," if len(head) > 1 else b"") + inner + b"]"

@@ -1,0 +1,252 @@
+"""A scan carried on from a checkpoint gives the session a scan from byte 0 gives, wherever the transcripts were cut."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenthropic_site.corpus import scan_corpus
+from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
+from agenthropic_site.parse.checkpoint import CannotResume
+from agenthropic_site.parse.model import Message
+from agenthropic_site.pipeline import parsing
+from agenthropic_site.pipeline.build import run_build
+from agenthropic_site.pipeline.parsing import ReadCount, load_session
+from conftest import DEMO_CORPUS, tree_bytes
+from fixtures.generate import generate_scale
+from records import SID, assistant, line, usage, user
+from test_incremental import config, main_file
+
+MAIN = f"p/{SID}.jsonl"
+
+
+def sessions_of(corpus: Path) -> list[SessionInput]:
+    """Read every session of a corpus as the build reads it (whole files)."""
+    scan = scan_corpus(str(corpus.resolve()), 1 << 30, 8, lambda ref: None)
+    return [load_session(scan.root, files, 1 << 30, ReadCount()).source for _, files in sorted(scan.sessions.items())]
+
+
+def corpora(tmp_path: Path) -> list[Path]:
+    generated = tmp_path / "generated"
+    generate_scale(generated, sessions=3, seed=17, session_kb=300)  # spawns, results, compactions, multi-line replies
+    shared = os.environ.get("AGENTHROPIC_SHARED_DIR")  # set by .ci/run: the real transcripts
+    return [DEMO_CORPUS, generated, *(sorted((Path(shared) / "corpora").iterdir()) if shared else [])]
+
+
+def cut_at_a_line(data: bytes, rng: random.Random) -> int:
+    """Return where a random prefix of `data` ends: after one of its newlines, or (rarely) inside a line."""
+    ends = [index + 1 for index, byte in enumerate(data) if byte == 0x0A]
+    if not ends or rng.random() < 0.1:
+        return rng.randint(0, len(data))
+    return rng.choice([0, *ends])
+
+
+def with_data(transcript: TranscriptInput, data: bytes, resume: bytes | None = None) -> TranscriptInput:
+    return dataclasses.replace(transcript, data=data, resume=resume)
+
+
+def resumed_parse(source: SessionInput, rng: random.Random) -> tuple[ParsedSession, ParsedSession]:
+    """Parse a prefix of every transcript, then the rest from the checkpoints; return (the prefix's parse, the carried-on parse)."""
+    transcripts = [source.main, *source.agents]
+    cuts = [cut_at_a_line(transcript.data, rng) for transcript in transcripts]
+    prefix = dataclasses.replace(
+        source, checkpoint=True, main=with_data(source.main, source.main.data[: cuts[0]]),
+        agents=tuple(with_data(t, t.data[:cut]) for t, cut in zip(source.agents, cuts[1:])),
+    )
+    first = parse_session(prefix)
+    ids = [source.session_id, *(t.agent_id or "" for t in source.agents)]
+
+    def rest(transcript: TranscriptInput, agent_id: str, cut: int) -> TranscriptInput:
+        state = first.scan_states.get(agent_id)
+        return with_data(transcript, transcript.data[cut:], state) if state is not None else transcript
+
+    carried = dataclasses.replace(
+        source, checkpoint=True, main=rest(source.main, ids[0], cuts[0]),
+        agents=tuple(rest(t, agent_id, cut) for t, agent_id, cut in zip(source.agents, ids[1:], cuts[1:])),
+    )
+    return first, parse_session(carried)
+
+
+def joined(first: ParsedSession, carried: ParsedSession) -> dict[str, list[Message]]:
+    """Each agent's whole transcript: the messages stored after the first parse, then the tail's (the reply it went on replacing the last)."""
+    whole = {}
+    for agent_id in sorted(set(carried.transcripts) | set(carried.tails)):
+        messages = carried.transcripts.get(agent_id, [])
+        if agent_id in carried.tails:  # with no new bytes it is not in `transcripts`: what is stored stands
+            before = first.transcripts[agent_id]
+            whole[agent_id] = [*(before[:-1] if carried.tails[agent_id] and messages else before), *messages]
+        else:
+            whole[agent_id] = messages
+    return whole
+
+
+def comparable(parsed: ParsedSession) -> dict[str, Any]:
+    fields = dataclasses.asdict(parsed)
+    for name in ("transcripts", "tails"):
+        fields.pop(name)
+    return fields
+
+
+def test_a_scan_carried_on_from_checkpoints_equals_one_from_byte_0(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    sessions = resumed = 0
+    for corpus in corpora(tmp_path):
+        for source in sessions_of(corpus):
+            whole = parse_session(dataclasses.replace(source, checkpoint=True))
+            for _ in range(3):
+                try:
+                    first, carried = resumed_parse(source, rng)
+                except CannotResume:
+                    continue  # said, and the build reads the session from byte 0
+                assert comparable(carried) == comparable(whole), source.session_id
+                assert joined(first, carried) == whole.transcripts, source.session_id
+                resumed += len(carried.tails)
+            sessions += 1
+    assert sessions >= 10 and resumed >= 50, (sessions, resumed)
+
+
+def test_a_reply_cut_between_its_lines_goes_on_in_the_same_message() -> None:
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    first_line = line(assistant("a1", "msg_1", "req_1", usage(5, 1), stop=None, content=[{"type": "text", "text": "Looking."}]))
+    second_line = line(assistant("a2", "msg_1", "req_1", usage(5, 9), stop="tool_use", content=[call]))
+    answer = line(user("u1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a b"}], ts="2026-01-01T10:00:07.000Z"))
+    main = TranscriptInput(MAIN, first_line, "main")
+    first = parse_session(SessionInput(SID, "p", main, checkpoint=True))
+    carried = parse_session(SessionInput(SID, "p", dataclasses.replace(main, data=second_line + answer, resume=first.scan_states[SID]),
+                                         checkpoint=True))
+    assert carried.tails == {SID: True}
+    reply = carried.transcripts[SID][0]
+    assert [block.kind for block in reply.blocks] == ["text", "tool_use"]
+    assert carried.tool_calls[SID] == [["msg_1", "Bash", 0, carried.tool_calls[SID][0][3]]] and carried.tool_calls[SID][0][3] is not None
+    assert [row.tokens.output for row in carried.usage] == [9]
+
+
+def test_a_spawn_of_a_result_the_checkpoint_left_out_means_reading_from_byte_0() -> None:
+    result = line(user("u1", [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "agentId: a1b2c3 done"}]))
+    first = parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, result, "main"), checkpoint=True))
+    spawn = {"type": "tool_use", "id": "toolu_9", "name": "Task", "input": {"prompt": "p", "description": "d"}}
+    late = line(assistant("a1", "msg_1", "req_1", usage(1, 1), stop="tool_use", content=[spawn]))
+    with pytest.raises(CannotResume):
+        parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, late, "main", resume=first.scan_states[SID]), checkpoint=True))
+
+
+@pytest.mark.parametrize("state", [b"", b"[]", b'{"format": 99}', b'{"format": 1}', b"\xff"])
+def test_a_checkpoint_this_code_did_not_write_is_refused(state: bytes) -> None:
+    with pytest.raises(CannotResume):
+        parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, b"", "main", resume=state)))
+
+
+def test_a_summariser_is_paired_by_its_chain_after_a_checkpoint() -> None:
+    """The main transcript's record ids are kept: a compaction file pointing into its chain pairs with its boundary, not a closer one."""
+    def boundary(uuid: str, ts: str, session: str = SID) -> dict[str, Any]:
+        return {"type": "system", "subtype": "compact_boundary", "uuid": uuid, "timestamp": ts, "sessionId": session,
+                "compactMetadata": {"trigger": "auto", "preTokens": 150000}}
+
+    main = line(user("u-main", "hello", ts="2026-01-01T10:00:00.000Z")) + line(boundary("b-main", "2026-01-01T10:00:10.000Z"))
+    other = TranscriptInput(f"p/{SID}/subagents/agent-a1.jsonl", line(user("u-a1", "go", ts="2026-01-01T10:00:00.000Z"))
+                            + line(boundary("b-a1", "2026-01-01T10:00:10.200Z")), "subagents", "a1")
+    summary = TranscriptInput(f"p/{SID}/subagents/agent-acompact-1.jsonl",
+                              line(user("s1", "summarise", parent="u-main", ts="2026-01-01T10:00:10.250Z")), "subagents", "acompact-1")
+    whole = parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, main, "main"), (other, summary)))
+    assert [(c.agent_id, c.compaction_agent_id) for c in whole.compactions] == [(SID, "acompact-1"), ("a1", None)]
+    first = parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, main, "main"), checkpoint=True))
+    carried = parse_session(SessionInput(SID, "p", TranscriptInput(MAIN, b"", "main", resume=first.scan_states[SID]), (other, summary)))
+    assert carried.compactions == whole.compactions
+
+
+def stored_bodies(cache: Path) -> dict[tuple[str, str], bytes]:
+    connection = sqlite3.connect(cache / "cache.sqlite3")
+    try:
+        return {(sid, agent_id): bytes(body) for sid, agent_id, body in connection.execute("SELECT session_id, agent_id, body FROM transcripts")}
+    finally:
+        connection.close()
+
+
+def last_reply(path: Path) -> dict[str, Any]:
+    return json.loads(next(raw for raw in reversed(path.read_bytes().splitlines()) if b'"type":"assistant"' in raw and b'"usage"' in raw))
+
+
+def rewritten(data: bytes) -> bytes:
+    """Change the first output token count's first digit: the same size, another figure on the pages."""
+    at = data.index(b'"output_tokens":') + len(b'"output_tokens":')
+    return data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1 :]
+
+
+def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Appends, a reply going on, a line written in two goes, a rewrite, a cut and a new agent: each build equals a cold one."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)  # every session keeps checkpoints
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    main = main_file(demo_corpus)
+    # Ordinary subagents (their requests are counted as their own), smallest first.
+    agents = sorted((path for path in main.with_suffix("").rglob("agent-*.jsonl") if not re.search(r"compact|aside|suggestion", path.name)),
+                    key=lambda path: path.stat().st_size)
+    reply = last_reply(main)
+
+    def append(path: Path, data: bytes) -> None:
+        with path.open("ab") as handle:
+            handle.write(data)
+
+    def new_reply(suffix: str, content: list[Any] | None = None, same_message: bool = False) -> bytes:
+        record = json.loads(json.dumps(reply))
+        record["uuid"], record["requestId"] = f"carried-{suffix}", f"req_carried_{suffix}"
+        if not same_message:
+            record["message"]["id"] = f"msg_carried_{suffix}"
+        record["timestamp"] = "2026-05-30T12:00:00.000Z"
+        if content is not None:
+            record["message"]["content"] = content
+        return line(record)
+
+    call = {"type": "tool_use", "id": "toolu_carried", "name": "Bash", "input": {"command": "ls"}}
+    steps: list[tuple[str, Any, int]] = [  # (what, change, transcripts the build opens)
+        ("a reply appended to the main transcript", lambda: append(main, new_reply("1")), 1),
+        ("the same reply going on in a second line", lambda: append(main, new_reply("2", [call], same_message=True)), 1),
+        ("its result", lambda: append(main, line(user("carried-r", [{"type": "tool_result", "tool_use_id": "toolu_carried", "content": "x"}],
+                                                       ts="2026-05-30T12:00:03.000Z"))), 1),
+        ("half a line in an agent's file", lambda: append(agents[0], new_reply("3")[:40]), 1),
+        ("the rest of it", lambda: append(agents[0], new_reply("3")[40:]), 1),
+        ("an agent's file rewritten at the same size", lambda: agents[1].write_bytes(rewritten(agents[1].read_bytes())), 1),
+        ("the main transcript cut by a line", lambda: main.write_bytes(b"".join(main.read_bytes().splitlines(keepends=True)[:-1])), 1),
+        ("a new agent file", lambda: (agents[0].parent / "agent-acarried.jsonl").write_bytes(agents[0].read_bytes()), 1),
+    ]
+    for what, change, opened in steps:
+        change()
+        result = run_build(config(demo_corpus, out, cache))
+        assert result.transcripts_opened == opened, what
+        cold = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
+        shutil.copytree(demo_corpus, cold / "corpus")
+        run_build(config(cold / "corpus", cold / "site", cold / "cache"))
+        assert tree_bytes(out) == tree_bytes(cold / "site"), what
+        assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
+
+
+@pytest.mark.parametrize("damage", ["UPDATE scan_checkpoints SET state = CAST('{}' AS BLOB)",
+                                    "UPDATE scan_checkpoints SET scanned_digest = '00'",
+                                    "UPDATE transcripts SET body = CAST('[]' AS BLOB), body_sum = 'x'"])
+def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """A checkpoint whose checksum fails, or whose transcript changed since, is passed over: the file is read whole."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    connection = sqlite3.connect(cache / "cache.sqlite3")
+    with connection:
+        connection.execute(damage + " WHERE session_id = ?", (main_file(demo_corpus).stem,))
+    connection.close()
+    main = main_file(demo_corpus)
+    with main.open("ab") as handle:
+        handle.write(line(user("carried-late", "one more question", ts="2026-05-30T12:00:00.000Z")))
+    result = run_build(config(demo_corpus, out, cache))
+    assert result.transcripts_opened > 1
+    cold = tmp_path / "cold"
+    shutil.copytree(demo_corpus, cold / "corpus")
+    run_build(config(cold / "corpus", cold / "site", cold / "cache"))
+    assert tree_bytes(out) == tree_bytes(cold / "site")
