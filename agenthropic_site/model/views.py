@@ -361,9 +361,18 @@ def _load_usage(
     rows_of: dict[str, list[CostedRow]] = defaultdict(list)
     problems: dict[str, set[str]] = defaultdict(set)
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
+    cost_columns = [f"cost_{name}" for name in TOKEN_CATEGORIES]
+    decimals: dict[str, Decimal] = {}  # costs are stored as text; the same few values recur (every "0")
+
+    def decimal(text: str) -> Decimal:
+        value = decimals.get(text)
+        if value is None:
+            value = decimals[text] = Decimal(text)
+        return value
+
     for row in cache.session_rows("token_usage", ids):
         session = sessions[row["session_id"]]
-        holder = _holder(owner, row, session.session_id)
+        holder = _holder(owner, row, session.session_id) if owner else session.session_id
         if holder != session.session_id:
             session.collisions += 1
             session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
@@ -377,7 +386,7 @@ def _load_usage(
             continue
         costed = CostedRow(
             agent_id=row["agent_id"], model=row["model"], family=row["family"], tokens=tokens, at=row["at"], speed=row["speed"],
-            parts=tuple(Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES), segment=row["segment"],
+            parts=tuple([decimal(row[column]) for column in cost_columns]), segment=row["segment"],
         )
         rows_of[session.session_id].append(costed)
         counted[session.session_id].append((costed.agent_id, costed.model, tokens, costed.cost, costed.at))
@@ -387,25 +396,33 @@ def _load_usage(
     for session_id, entries in counted.items():
         session = sessions[session_id]
         excluded = session.excluded_reason is not None
+        # Summed as token lists (a Tokens per addition costs more than the sums): [input, output, cache_read, 5m, 1h, cost, requests].
         per_agent: dict[str, list[Any]] = {}
+        per_model: dict[str, list[Any]] = {}
         for agent_id, model, tokens, cost, at in entries:
             session.context.append(ContextPoint(at, agent_id, model, context_size(tokens), None if excluded else cost, tokens))
-            entry = per_agent.setdefault(agent_id, [Tokens(), Decimal(0), 0])
-            entry[0] = entry[0] + tokens
-            entry[1] += cost
-            entry[2] += 1
-            model_tokens, model_cost = session.by_model.get(model, (Tokens(), Decimal(0)))
-            session.by_model[model] = (model_tokens + tokens, model_cost + cost)
+            for sums, key in ((per_agent, agent_id), (per_model, model)):
+                entry = sums.get(key)
+                if entry is None:
+                    entry = sums[key] = [0, 0, 0, 0, 0, Decimal(0), 0]
+                entry[0] += tokens.input
+                entry[1] += tokens.output
+                entry[2] += tokens.cache_read
+                entry[3] += tokens.cache_write_5m
+                entry[4] += tokens.cache_write_1h
+                entry[5] += cost
+                entry[6] += 1
             if not excluded:
                 day = (at or session.started_at or "unknown")[:10]
                 session.cost_by_day[day] = session.cost_by_day.get(day, Decimal(0)) + cost
-        session.by_model = dict(sorted(session.by_model.items()))
+        session.by_model = {model: (Tokens(*entry[:5]), entry[5]) for model, entry in sorted(per_model.items())}
         session.cost_by_day = dict(sorted(session.cost_by_day.items()))
         # Time order (untimed requests first), ties in the rows' own order: the chart and data read it so.
         session.context.sort(key=lambda point: point.at or "")
         session.cost_by_category = {} if excluded else by_category(rows_of.get(session_id, []))
         for agent in session.agents:
-            agent.tokens, agent.cost, agent.requests = per_agent.get(agent.agent_id, (Tokens(), Decimal(0), 0))
+            entry = per_agent.get(agent.agent_id)
+            agent.tokens, agent.cost, agent.requests = (Tokens(*entry[:5]), entry[5], entry[6]) if entry else (Tokens(), Decimal(0), 0)
     for session in sessions.values():
         session.copies_counted_in = dict(sorted(session.copies_counted_in.items()))
         if session.excluded_reason is None and session.session_id not in counted:
