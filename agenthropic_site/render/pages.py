@@ -31,11 +31,11 @@ from agenthropic_site.render.formats import duration, fine_usd, markdown, short_
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of, unpack_sizes
 from agenthropic_site.render.redact import Redactor
-from agenthropic_site.render.search import entries_of, join_shard, shard_part, split_shard
+from agenthropic_site.render.search import entries_of, shard_part, shard_pieces, split_shard
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
-from agenthropic_site.render.writer import SiteWriter
+from agenthropic_site.render.writer import Pieces, SiteWriter
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,14 @@ def digest_of(*parts: bytes) -> str:
     digest = hashlib.sha256()
     for part in parts:
         digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
+def digest_of_pieces(pieces: Pieces) -> str:
+    """Return digest_of the pieces' bytes joined, without joining them."""
+    digest = hashlib.sha256(sum(len(piece) for piece in pieces).to_bytes(8, "big"))
+    for piece in pieces:
+        digest.update(piece)
     return digest.hexdigest()
 
 
@@ -255,9 +263,9 @@ class Renderer:
                 self.digests[rel] = self.previous[rel]
         return gone
 
-    def put(self, rel: str, data: bytes) -> None:
-        """Write an output judged by its own bytes: a file the last build wrote with these bytes is kept."""
-        digest = digest_of(data)
+    def put(self, rel: str, data: bytes | Pieces) -> None:
+        """Write an output judged by its own bytes (whole or in pieces): a file the last build wrote with these bytes is kept."""
+        digest = digest_of(data) if isinstance(data, bytes) else digest_of_pieces(data)
         self.digests[rel] = digest
         self.stats.rendered += 1
         if self.previous.get(rel) == digest and self.writer.keep(rel):
@@ -343,7 +351,7 @@ class Renderer:
                 part = self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, digest, known,
                                          agent.agent_id not in paged, last_parts)
                 parts.append((agent.agent_id, digest, part))
-        self.put(f"search/s/{sid}.js", join_shard(sid, [part for _, _, part in parts]))
+        self.put(f"search/s/{sid}.js", shard_pieces(sid, [part for _, _, part in parts]))
         memo = orjson.dumps([[agent_id, key, len(part)] for agent_id, key, part in parts])
         if memo != known.get(SEARCH_PARTS):
             self.layouts[(sid, SEARCH_PARTS)] = memo

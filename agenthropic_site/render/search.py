@@ -96,13 +96,16 @@ def shard_part(entries: list[SearchEntry]) -> bytes:
 
 def join_shard(session_id: str, parts: Sequence[bytes | memoryview]) -> bytes:
     """Return the shard script of a session's transcripts' parts, in order (the first row's comma dropped)."""
-    # Joined once: a 60 MB session's shard is 17 MB, and encoding, escaping and wrapping it whole
-    # held three or four copies of it at once.
+    return b"".join(shard_pieces(session_id, parts))
+
+
+def shard_pieces(session_id: str, parts: Sequence[bytes | memoryview]) -> list[bytes | memoryview]:
+    """Return the shard script's bytes in pieces, as join_shard joins them: a 60 MB session's shard is 17 MB, written piece by piece."""
     pieces = list(parts)
     first = next((index for index, part in enumerate(pieces) if len(part)), None)
     if first is not None:
         pieces[first] = memoryview(pieces[first])[1:]
-    return b"".join([_shard_head(session_id), *pieces, SHARD_TAIL])
+    return [_shard_head(session_id), *pieces, SHARD_TAIL]
 
 
 def split_shard(session_id: str, data: bytes, lengths: list[int]) -> list[memoryview | None] | None:

@@ -14,7 +14,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,18 +99,24 @@ def _parts(rel: str) -> list[str]:
     return rel.split("/")
 
 
-def _holds(folder: int, name: str, data: bytes) -> bool:
-    """Tell whether `name` in `folder` is a regular file holding exactly `data` (a link never is)."""
+Pieces = Sequence[bytes | memoryview]  # a file's bytes in pieces, written one after the other (never joined)
+
+
+def _holds(folder: int, name: str, pieces: Pieces) -> bool:
+    """Tell whether `name` in `folder` is a regular file holding exactly the pieces' bytes (a link never is)."""
     try:
         found = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return False
     if stat.S_ISDIR(found.st_mode):
         raise IsADirectoryError(errno.EISDIR, "a folder is in its place")
-    if not stat.S_ISREG(found.st_mode) or found.st_size != len(data):
+    if not stat.S_ISREG(found.st_mode) or found.st_size != sum(len(piece) for piece in pieces):
         return False  # a link, FIFO or other file in a page's place is replaced by the page
     with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=folder), "rb") as handle:
-        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(len(data) + 1) == data
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return False
+        # Piece by piece: a 17 MB search shard is compared without a second copy of it in memory.
+        return all(handle.read(len(piece)) == piece for piece in pieces) and handle.read(1) == b""
 
 
 def _read_regular(folder: int, name: str) -> bytes | None:
@@ -227,13 +233,14 @@ class SiteWriter:
     def _staging(self) -> AbstractContextManager[int]:
         return open_folder(self.out, (STATE, STAGING, self.stage))
 
-    def write(self, rel: str, data: bytes) -> None:
-        """Stage one file under the output folder unless it already holds these bytes."""
+    def write(self, rel: str, data: bytes | Pieces) -> None:
+        """Stage one file under the output folder unless it already holds these bytes (given whole or in pieces)."""
+        pieces = [data] if isinstance(data, bytes) else data
         parts = _parts(rel)
         self._produced.add(rel)
         try:
             with open_folder(self.out, parts[:-1], create=True) as parent:
-                if _holds(parent, parts[-1], data):
+                if _holds(parent, parts[-1], pieces):
                     self.unchanged.append(rel)
                     return
             with self._staging() as staging:
@@ -242,7 +249,8 @@ class SiteWriter:
                 with os.fdopen(fd, "wb") as handle:
                     # A published site is world-readable, whatever the umask.
                     os.fchmod(handle.fileno(), 0o644)
-                    handle.write(data)
+                    for piece in pieces:
+                        handle.write(piece)
         except LinkedFolder as exc:
             raise OutputError(f"cannot write {rel}: {exc} in the output folder is a link or not a folder, and agenthropic never writes through one") from None
         except OSError as exc:
