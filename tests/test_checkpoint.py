@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agenthropic_site.cache.store import _sum
 from agenthropic_site.corpus import scan_corpus
 from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.checkpoint import CannotResume
@@ -246,6 +247,32 @@ def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Pa
         handle.write(line(user("carried-late", "one more question", ts="2026-05-30T12:00:00.000Z")))
     result = run_build(config(demo_corpus, out, cache))
     assert result.transcripts_opened > 1
+    cold = tmp_path / "cold"
+    shutil.copytree(demo_corpus, cold / "corpus")
+    run_build(config(cold / "corpus", cold / "site", cold / "cache"))
+    assert tree_bytes(out) == tree_bytes(cold / "site")
+
+
+def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(demo_corpus: Path, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state whose checksum holds but whose values are of the wrong kind (a hand-edited cache) fails no session."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    connection = sqlite3.connect(cache / "cache.sqlite3")
+    with connection:
+        for rowid, *values in connection.execute("SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, scanned, scanned_digest, "
+                                                 "body_sum, body_len, body_last, state FROM scan_checkpoints").fetchall():
+            state = json.loads(values[-1])
+            state["lines"] = "many"
+            values[-1] = json.dumps(state).encode()
+            connection.execute("UPDATE scan_checkpoints SET state = ?, row_sum = ? WHERE rowid = ?", (values[-1], _sum(*values), rowid))
+    connection.close()
+    main = main_file(demo_corpus)
+    with main.open("ab") as handle:
+        handle.write(line(user("forged-late", "and then?", ts="2026-05-30T12:00:00.000Z")))
+    result = run_build(config(demo_corpus, out, cache))
+    assert result.failed == 0
     cold = tmp_path / "cold"
     shutil.copytree(demo_corpus, cold / "corpus")
     run_build(config(cold / "corpus", cold / "site", cold / "cache"))

@@ -136,8 +136,10 @@ def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: 
         read = load_session(root, files, max_bytes, counter, checkpoints)
         try:
             parsed = parse_session(read.source)
-        except CannotResume as exc:
-            log.debug(f"read: {files.project}/{files.session_id}: from byte 0: {exc}")
+        except Exception as exc:  # noqa: BLE001 - CannotResume, or a checkpoint whose shape misleads the scan: read from byte 0
+            if not read.used:
+                raise
+            log.debug(f"read: {files.project}/{files.session_id}: from byte 0: {exc if isinstance(exc, CannotResume) else type(exc).__name__}")
             read = load_session(root, files, max_bytes, counter)
             parsed = parse_session(read.source)
         files_of = {agent.agent_id: agent.file for agent in parsed.agents}
