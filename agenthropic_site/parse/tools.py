@@ -42,8 +42,13 @@ class ToolTracker:
 
     def add(self, message: Message, blocks: Iterable[Block]) -> None:
         """Take blocks stored on `message` (new, or added to the last message by a later line of its reply)."""
-        at = _instant_ms(message.timestamp)
+        at: int | None = None
+        timed = False  # the time is read once, for the first tool block (most blocks are text)
         for block in blocks:
+            if block.kind != "tool_result" and block.kind != "tool_use":
+                continue
+            if not timed:
+                at, timed = _instant_ms(message.timestamp), True
             tool_use_id = block.tool_use_id
             if block.kind == "tool_result" and tool_use_id:
                 if tool_use_id in self.waiting:
