@@ -123,3 +123,17 @@ def test_without_dot_the_tree_is_a_nested_list_and_one_notice(tmp_path: Path, mo
     page = (tmp_path / "site" / "sessions" / "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d" / "index.html").read_text()
     assert '<ul class="tree">' in page and '<figure class="dag">' not in page
     assert os.environ["PATH"] == str(empty)
+
+
+def test_a_dot_that_fails_leaves_the_tree_a_nested_list_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "dot").write_text("#!/bin/sh\necho 'Error: syntax error in line 1' >&2\nexit 1\n")
+    (fake / "dot").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    caplog.set_level("INFO", logger="agenthropic_site.render.pages")
+    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1  # the demo's unpriced session, as always
+    page = (tmp_path / "site" / "sessions" / "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d" / "index.html").read_text()
+    assert '<ul class="tree">' in page and '<figure class="dag">' not in page
+    assert any("could not draw the agent tree of session 0bc7a4f3" in record.getMessage() for record in caplog.records)

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
+import subprocess
 from dataclasses import dataclass
 from collections.abc import Callable
 
-import graphviz
-
 from agenthropic_site.parse.model import INFERRED_SOURCES
+
+log = logging.getLogger(__name__)
 
 _COMMENT_RE = re.compile(rb"<!--.*?-->\s*", re.S)
 _PAGE_ID_RE = re.compile(rb'id="page\d+,\d+_graph0"')
 SVG_BATCH = 64
+DOT_COMMAND = ("dot", "-Kdot", "-Tsvg")  # as the graphviz package ran it (DOT on stdin, SVG on stdout)
+
+
+class DrawError(Exception):
+    """Raise when `dot` ran and failed: the graph is shown another way."""
 # Graphviz 2.42 writes URL attributes into SVG without escaping quotes: only plain relative
 # paths made of validated ids may reach it.
 SAFE_HREF_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._/-]{0,300}$")
@@ -115,13 +122,29 @@ def render_svg(source: str, cached: Callable[[str], bytes | None], store: Callab
     svg = cached(digest)
     if svg is not None:
         return svg
-    try:
-        raw = graphviz.Source(source).pipe(format="svg")
-    except graphviz.ExecutableNotFound:
+    raw = _dot(source.encode("utf-8"))
+    if raw is None:
         return None
     svg = _clean(raw)
     store(digest, svg)
     return svg
+
+
+def _dot(source: bytes) -> bytes | None:
+    """Run `dot` on DOT text and return its SVG; None when it cannot be run, DrawError when it fails.
+
+    Run directly (no graphviz package to import: a build that draws one graph saves its import).
+    What `dot` says on stderr (warnings about a large graph) is shown with -v.
+    """
+    try:
+        done = subprocess.run(DOT_COMMAND, input=source, capture_output=True, check=False)
+    except OSError:
+        return None  # not installed, or not runnable
+    if done.stderr:
+        log.debug(f"dot: {done.stderr.decode('utf-8', 'replace').strip()[:500]}")
+    if done.returncode != 0:
+        raise DrawError(f"`dot` exited with {done.returncode}")
+    return done.stdout
 
 
 def _clean(raw: bytes) -> bytes:
@@ -143,8 +166,10 @@ def prerender_svgs(sources: list[str], cached: Callable[[str], bytes | None], st
     for start in range(0, len(todo), SVG_BATCH):
         batch = todo[start : start + SVG_BATCH]
         try:
-            raw = graphviz.pipe("dot", "svg", "\n".join(source for _, source in batch).encode("utf-8"))
-        except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+            raw = _dot("\n".join(source for _, source in batch).encode("utf-8"))
+        except DrawError:
+            return  # one graph of the batch failed: each is drawn on its own later
+        if raw is None:
             return
         documents = raw.split(b"<?xml")[1:]
         if len(documents) != len(batch):

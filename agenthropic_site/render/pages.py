@@ -23,7 +23,7 @@ from agenthropic_site.config import zone_of
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
-from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, prerender_svgs, render_svg
+from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
@@ -468,7 +468,11 @@ class Renderer:
         source = self._dot(session)
         if source is None:
             return None
-        svg = render_svg(source, self._svg, self.svgs.__setitem__)
+        try:
+            svg = render_svg(source, self._svg, self.svgs.__setitem__)
+        except DrawError as exc:
+            log.info(f"notice: Graphviz could not draw the agent tree of session {session.session_id} ({exc}); it is shown as a nested list")
+            return None
         if svg is None:
             if not self.stats.graphviz_missing:
                 log.info(GRAPHVIZ_MISSING)
