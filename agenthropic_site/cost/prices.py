@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -241,6 +242,8 @@ class PriceTable:
         return chosen
 
 
+# Every priced request asks twice (its family, then its cost); a session uses a handful of model ids.
+@functools.lru_cache(maxsize=1024)
 def normalise_model(model: str) -> str:
     """Map provider prefixes, `[1m]`, `@…`, `-v1:0` and date suffixes away: `us.anthropic.claude-opus-4-8` -> `claude-opus-4-8`."""
     name = _PREFIX_RE.sub("", model.strip().lower())
