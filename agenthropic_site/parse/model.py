@@ -129,6 +129,16 @@ class UsageRow:
     content_chars: int = 0  # text, thinking and tool input the request wrote, measured when under-reported
     segment: int = 0  # index of the session's compaction segment this request belongs to
 
+    def in_segment(self, segment: int) -> UsageRow:
+        """Return this row in another compaction segment.
+
+        A copy of its fields, not dataclasses.replace: that runs the frozen __init__ again, field by
+        field, and a 54 MB session moves 8,500 rows (0.2 s).
+        """
+        moved = object.__new__(UsageRow)
+        moved.__dict__.update(self.__dict__, segment=segment)
+        return moved
+
 
 @dataclass(frozen=True, order=True)
 class Edge:

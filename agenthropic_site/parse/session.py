@@ -6,7 +6,6 @@ import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -332,7 +331,7 @@ def assign_segments(usage: list[UsageRow], compactions: list[Compaction], main_i
             segment = closes[row.agent_id]
         else:
             segment = bisect.bisect_right(times, row.timestamp) if row.timestamp else 0
-        rows.append(replace(row, segment=segment) if segment != row.segment else row)
+        rows.append(row.in_segment(segment) if segment != row.segment else row)
     return rows
 
 
