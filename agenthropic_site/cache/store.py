@@ -603,17 +603,16 @@ class Cache:
                     _dumps(details),
                 ),
             )
-            shapes = self._insert_detail(parsed, used or {})
+            shapes = self._insert_detail(parsed, priced, used or {})
             self._insert_checkpoints(parsed, shapes, scanned or {}, used or {})
-            self._apply_prices(parsed.session_id, priced)
             conn.execute(
                 "INSERT INTO ingest_checkpoints VALUES (?, ?, ?)", (parsed.session_id, fingerprint, _sum(parsed.session_id, fingerprint))
             )
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             self._seal(parsed.session_id)
 
-    def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
-        """Write a session's agents, edges, usage, compactions and changed transcripts; return the shape of each body written or kept."""
+    def _insert_detail(self, parsed: ParsedSession, priced: Priced, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
+        """Write a session's agents, edges, priced usage, compactions and changed transcripts; return the shape of each body written or kept."""
         conn, sid = self.conn, parsed.session_id
         conn.executemany(
             AGENT_INSERT,
@@ -628,14 +627,18 @@ class Cache:
             "INSERT INTO orchestration_edges(session_id, parent, child, source, tool_use_id) VALUES (?,?,?,?,?)",
             [(sid, e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges],
         )
+        # Each row with its price in one insert (not an insert, then an update by seq).
+        costs = {seq: _price_columns(family, parts, problem) for seq, family, parts, problem in priced}
+        unpriced = (None,) * 8
         conn.executemany(
             "INSERT INTO token_usage(session_id, seq, agent_id, message_id, request_id, model, input, output, cache_read, "
-            "cache_write_5m, cache_write_1h, segment, at, speed, file, line, under_reported, origin_session) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "cache_write_5m, cache_write_1h, segment, at, speed, file, line, under_reported, origin_session, "
+            "family, cost, cost_input, cost_output, cost_cache_read, cost_cache_write_5m, cost_cache_write_1h, price_problem) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
                  r.tokens.cache_write_5m, r.tokens.cache_write_1h, r.segment, r.timestamp, r.speed, r.file, r.line,
-                 int(r.under_reported), r.origin_session)
+                 int(r.under_reported), r.origin_session, *costs.get(seq, unpriced))
                 for seq, r in enumerate(parsed.usage)
             ],
         )
@@ -750,10 +753,7 @@ class Cache:
         self.conn.executemany(
             "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
             "cost_cache_write_5m = ?, cost_cache_write_1h = ?, price_problem = ? WHERE session_id = ? AND seq = ?",
-            [
-                (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem, session_id, seq)
-                for seq, family, parts, problem in priced
-            ],
+            [(*_price_columns(family, parts, problem), session_id, seq) for seq, family, parts, problem in priced],
         )
 
     def neighbours(self, session_ids: list[str]) -> set[str]:
@@ -1159,6 +1159,11 @@ class Cache:
     def put_svg(self, digest: str, svg: bytes) -> None:
         """Remember the SVG drawn from a DOT source."""
         self.conn.execute("INSERT OR REPLACE INTO svg_cache VALUES (?, ?, ?)", (digest, svg, _sum(digest, svg)))
+
+
+def _price_columns(family: str | None, parts: tuple[Decimal, ...] | None, problem: str | None) -> tuple[str | None, ...]:
+    """Return a usage row's family, cost, cost by category and price problem as stored (costs as exact decimal text)."""
+    return (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem)
 
 
 def _decode_messages(body: bytes) -> list[Message]:
