@@ -1,0 +1,70 @@
+"""Measure one generated session of about 60 MB: a cold build, a no-change build and appends, against issue 18's bounds.
+
+Usage: python bench/big_session.py [--session-kb 154000] [--seed 5] [--appends 5]
+
+Generates one session (`fixtures.generate --sessions 1 --session-kb N`: a long main transcript and
+hundreds of agents; kept in bench/.work/ and reused), copies it to a scratch folder, and runs each
+build as its own `agenthropic build -q` process (wall time and peak RSS are that process's, from
+wait4): one cold build, one no-change build, then `--appends` times a new reply on the main
+transcript (its last reply with fresh ids, dated after every other record, as a live session
+appends) followed by a build. Prints each build, then the median append against the cold build
+(issue 18: at most 0.1) and the largest append's peak RSS against the session's bytes (at most 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+from datetime import timedelta
+
+from build_bench import REPO, WORK, timed_build
+from compare_claude_code_log import append, latest_instant, new_message_line
+
+APPEND_BOUND = 0.1  # of the cold build's time
+RSS_BOUND = 3.0  # times the session's bytes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--session-kb", type=int, default=154_000, help="the generator's session size (default 154000: about 60 MB)")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--appends", type=int, default=5)
+    args = parser.parse_args()
+    corpus = WORK / f"big-{args.seed}-{args.session_kb}kb"
+    if not corpus.is_dir():
+        subprocess.run([sys.executable, "-m", "fixtures.generate", "--sessions", "1", "--seed", str(args.seed), "--out", str(corpus),
+                        "--session-kb", str(args.session_kb)], cwd=REPO, check=True, capture_output=True)
+    scratch = WORK / "big-session"
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(corpus, scratch / "corpus")
+    main_file = next(path for path in (scratch / "corpus").glob("*/*.jsonl"))
+    size = sum(path.stat().st_size for path in (scratch / "corpus").rglob("*.jsonl"))
+    folders = (scratch / "corpus", scratch / "out", scratch / "cache")
+    print(f"session: {size / 2**20:.1f} MiB in {sum(1 for _ in (scratch / 'corpus').rglob('*.jsonl'))} transcripts")
+    cold, cold_rss = timed_build(*folders)
+    print(f"  cold           {cold:6.2f} s  {cold_rss:5.0f} MiB")
+    same, same_rss = timed_build(*folders)
+    print(f"  no change      {same:6.2f} s  {same_rss:5.0f} MiB")
+    at = latest_instant(scratch / "corpus")
+    runs = []
+    for number in range(1, args.appends + 1):
+        append(main_file, new_message_line(main_file, at + timedelta(seconds=number)))
+        runs.append(timed_build(*folders))
+        print(f"  append {number}       {runs[-1][0]:6.2f} s  {runs[-1][1]:5.0f} MiB")
+    median = statistics.median(wall for wall, _ in runs)
+    peak = max(rss for _, rss in runs)
+    ratio, rss_ratio = median / cold, peak * 1024 * 1024 / size
+    print("\n| measure | value | bound (issue 18) | met? |\n|---|---:|---:|---|")
+    print(f"| one append (median of {len(runs)}) / cold build | {median:.2f} / {cold:.2f} s = {ratio:.2f} | <= {APPEND_BOUND} | "
+          f"{'yes' if ratio <= APPEND_BOUND else 'no'} |")
+    print(f"| an append's peak RSS / session bytes | {peak:.0f} MiB / {size / 2**20:.1f} MiB = {rss_ratio:.2f} | <= {RSS_BOUND} | "
+          f"{'yes' if rss_ratio <= RSS_BOUND else 'no'} |")
+    shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
