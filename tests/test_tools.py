@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from agenthropic_site.corpus import scan_corpus
 from agenthropic_site.parse.messages import MessageBuilder
 from agenthropic_site.parse.model import Message
-from agenthropic_site.parse.tools import ToolTracker
+from agenthropic_site.parse.tools import ToolTracker, instant_ms
 from agenthropic_site.pipeline.parsing import read_and_parse
 from conftest import DEMO_CORPUS
 from fixtures.generate import generate_scale
@@ -21,14 +20,7 @@ from fixtures.generate import generate_scale
 
 def reference_tool_calls(messages: list[Message]) -> list[list[Any]]:
     """Match every call with the first result of its id anywhere in the transcript (the rule, written plainly)."""
-    def ms(timestamp: str | None) -> int | None:
-        if not timestamp:
-            return None
-        try:
-            moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
+    ms = instant_ms  # the time of a record, as the package reads it: what is tested here is the matching
 
     results: dict[str, tuple[bool, int | None]] = {}
     for message in messages:

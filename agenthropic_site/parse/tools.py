@@ -14,7 +14,8 @@ from agenthropic_site.parse.model import Block, Message
 ToolCall = list[str | int | None]
 
 
-def _instant_ms(timestamp: str | None) -> int | None:
+def instant_ms(timestamp: str | None) -> int | None:
+    """Return a record's time in milliseconds since the epoch (a time without an offset read as UTC), or None."""
     if not timestamp:
         return None
     try:
@@ -48,7 +49,7 @@ class ToolTracker:
             if block.kind != "tool_result" and block.kind != "tool_use":
                 continue
             if not timed:
-                at, timed = _instant_ms(message.timestamp), True
+                at, timed = instant_ms(message.timestamp), True
             tool_use_id = block.tool_use_id
             if block.kind == "tool_result" and tool_use_id:
                 if tool_use_id in self.waiting:
