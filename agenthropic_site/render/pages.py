@@ -503,9 +503,9 @@ class _LastShard:
             rows = [(str(agent_id), str(key), int(length)) for agent_id, key, length in listed]
         except (orjson.JSONDecodeError, TypeError, ValueError):
             return {}  # a memo this code did not write: every part is made again
-        data = self.renderer.writer.read_previous(rel) if rows else None
+        data = self.renderer.writer.read_previous(rel) if rows and all(length >= 0 for _, _, length in rows) else None
         # The shard must be the one the memo describes: the bytes the last build published.
-        if data is None or digest_of(data) != self.renderer.previous.get(rel):
+        if data is None or digest_of_pieces([data]) != self.renderer.previous.get(rel):
             return {}
         cut = split_shard(self.session_id, data, [length for _, _, length in rows])
         if cut is None:
