@@ -50,7 +50,8 @@ def digest_of(*parts: bytes) -> str:
     """Digest parts, each with its length first (no two lists of parts give the same bytes)."""
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(len(part).to_bytes(8, "big") + part)
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)  # not joined to its length first: a 17 MB part would be copied
     return digest.hexdigest()
 
 
