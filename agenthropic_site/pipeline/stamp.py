@@ -58,7 +58,9 @@ def before_build(config: BuildConfig, measured: dict[str, str] | None = None) ->
 
 def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None:
     """Write the stamp of a build that completed (its cache closed, its output published)."""
-    after = _after(config)
+    # Its files are not looked at one by one here: the build has just published them, and the
+    # check that reads the stamp looks at every one before it trusts it.
+    after = _after(config, check_files=False)
     if after is None:
         return
     body = {"format": STAMP_FORMAT, **before, **after, **asdict(facts)}
@@ -102,8 +104,11 @@ def unchanged(config: BuildConfig) -> tuple[BuildResult | None, dict[str, str]]:
     return result, measured
 
 
-def _after(config: BuildConfig) -> dict[str, str | int] | None:
-    """Return the state the build left: the cache file and the output folder's published files; None when they cannot be read."""
+def _after(config: BuildConfig, check_files: bool = True) -> dict[str, str | int] | None:
+    """Return the state the build left: the cache file and the output folder's published files; None when they cannot be read.
+
+    With `check_files`, None too when a published file is no longer a regular file.
+    """
     out = os.fspath(config.out)
     manifest = os.path.join(out, STATE, MANIFEST_NAME)
     try:
@@ -121,6 +126,8 @@ def _after(config: BuildConfig) -> dict[str, str | int] | None:
         published, _, rel = line.partition(" ")
         if published == UNKNOWN or rel.startswith("/") or ".." in rel.split("/"):
             return None  # a publishing cut short, or a line no build writes: the build looks at it
+        if not check_files:
+            continue
         try:
             if not regular(os.lstat(os.path.join(out, rel)).st_mode):
                 return None
