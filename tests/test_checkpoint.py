@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import random
 import re
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agenthropic_site.cache import Cache
 from agenthropic_site.cache.store import _sum
 from agenthropic_site.corpus import scan_corpus
 from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
@@ -277,3 +279,26 @@ def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(de
     shutil.copytree(demo_corpus, cold / "corpus")
     run_build(config(cold / "corpus", cold / "site", cold / "cache"))
     assert tree_bytes(out) == tree_bytes(cold / "site")
+
+
+def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache_keeps(demo_corpus: Path, tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse task of worker processes carries a session's checkpoints in, and the states, files read and checkpoints used out."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    run_build(config(demo_corpus, tmp_path / "site", tmp_path / "cache"))
+    main = main_file(demo_corpus)
+    with main.open("ab") as handle:
+        handle.write(line(user("worker-late", "one more", ts="2026-05-30T12:00:00.000Z")))
+    scan = scan_corpus(str(demo_corpus.resolve()), 1 << 30, 8, lambda ref: None)
+    files = scan.sessions[main.stem]
+    cache = Cache(tmp_path / "cache")
+    try:
+        checkpoints = cache.scan_checkpoints(main.stem)
+    finally:
+        cache.close()
+    assert main.relative_to(demo_corpus).as_posix() in checkpoints
+    outcome = pickle.loads(pickle.dumps(parsing.run((scan.root, 1 << 30), (files, checkpoints))))  # as the pool sends it
+    assert outcome.failure is None and outcome.opened == 1
+    assert outcome.parsed.tails and set(outcome.used) == set(outcome.parsed.tails)
+    assert set(outcome.parsed.scan_states) == {agent.agent_id for agent in outcome.parsed.agents if agent.file}
+    assert outcome.scanned[main.relative_to(demo_corpus).as_posix()].scanned == main.stat().st_size
