@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, UnreadableError, read_bytes, real_root, scan_corpus
+from agenthropic_site.corpus import safe_io
+from agenthropic_site.corpus.safe_io import FileRef
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.pipeline.stamp import STAMP_FILE
 from conftest import build
@@ -204,3 +206,27 @@ def test_nul_bytes_and_invalid_utf8_lines_are_counted_not_fatal(tmp_path: Path) 
     data = json.loads((out / "data" / "sessions" / f"{SID}.json").read_text())
     assert data["malformed_lines"] == 3
     assert data["tokens"]["output"] == 2
+
+
+@pytest.mark.parametrize("size", [0, 1, 5_000, 3 << 20])
+def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_or_refused_past_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                                        size: int) -> None:
+    """The first read asks for the size fstat gave and one byte more; a file larger by then is read on, and past the cap refused."""
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(data)
+    st = os.lstat(path)
+    ref = FileRef("t.jsonl", st.st_size, st.st_mtime_ns, st.st_ino)
+    root = str(tmp_path.resolve())
+    assert read_bytes(root, ref, 8 << 20) == data
+    real_fstat = os.fstat
+
+    def earlier(fd: int) -> os.stat_result:  # the size as it was a moment before: the file grew since
+        found = real_fstat(fd)
+        return os.stat_result((*found[:6], max(found.st_size - 4096, 0), *found[7:]))
+
+    monkeypatch.setattr(safe_io.os, "fstat", earlier)
+    assert read_bytes(root, ref, 8 << 20) == data
+    if size > 4096:
+        with pytest.raises(UnreadableError, match="grew past the cap"):
+            read_bytes(root, ref, size - 1)
