@@ -27,7 +27,7 @@ from agenthropic_site.pipeline.parsing import ReadCount, load_session
 from conftest import DEMO_CORPUS, tree_bytes
 from fixtures.generate import generate_scale
 from records import SID, assistant, line, usage, user
-from test_incremental import config, main_file
+from test_incremental import assert_equals_cold_build, config, main_file
 
 MAIN = f"p/{SID}.jsonl"
 
@@ -232,6 +232,14 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
 
 
+def ask_again(corpus: Path, uuid: str, text: str) -> Path:
+    """Append a prompt to the demo session's main transcript; return that transcript."""
+    main = main_file(corpus)
+    with main.open("ab") as handle:
+        handle.write(line(user(uuid, text, ts="2026-05-30T12:00:00.000Z")))
+    return main
+
+
 @pytest.mark.parametrize("damage", ["UPDATE scan_checkpoints SET state = CAST('{}' AS BLOB)",
                                     "UPDATE scan_checkpoints SET scanned_digest = '00'",
                                     "UPDATE transcripts SET body = CAST('[]' AS BLOB), body_sum = 'x'"])
@@ -244,15 +252,10 @@ def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Pa
     with connection:
         connection.execute(damage + " WHERE session_id = ?", (main_file(demo_corpus).stem,))
     connection.close()
-    main = main_file(demo_corpus)
-    with main.open("ab") as handle:
-        handle.write(line(user("carried-late", "one more question", ts="2026-05-30T12:00:00.000Z")))
+    ask_again(demo_corpus, "carried-late", "one more question")
     result = run_build(config(demo_corpus, out, cache))
     assert result.transcripts_opened > 1
-    cold = tmp_path / "cold"
-    shutil.copytree(demo_corpus, cold / "corpus")
-    run_build(config(cold / "corpus", cold / "site", cold / "cache"))
-    assert tree_bytes(out) == tree_bytes(cold / "site")
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
 
 
 def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(demo_corpus: Path, tmp_path: Path,
@@ -270,15 +273,10 @@ def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(de
             values[-1] = json.dumps(state).encode()
             connection.execute("UPDATE scan_checkpoints SET state = ?, row_sum = ? WHERE rowid = ?", (values[-1], _sum(*values), rowid))
     connection.close()
-    main = main_file(demo_corpus)
-    with main.open("ab") as handle:
-        handle.write(line(user("forged-late", "and then?", ts="2026-05-30T12:00:00.000Z")))
+    ask_again(demo_corpus, "forged-late", "and then?")
     result = run_build(config(demo_corpus, out, cache))
     assert result.failed == 0
-    cold = tmp_path / "cold"
-    shutil.copytree(demo_corpus, cold / "corpus")
-    run_build(config(cold / "corpus", cold / "site", cold / "cache"))
-    assert tree_bytes(out) == tree_bytes(cold / "site")
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
 
 
 def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache_keeps(demo_corpus: Path, tmp_path: Path,
@@ -286,9 +284,7 @@ def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache
     """The parse task of worker processes carries a session's checkpoints in, and the states, files read and checkpoints used out."""
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
     run_build(config(demo_corpus, tmp_path / "site", tmp_path / "cache"))
-    main = main_file(demo_corpus)
-    with main.open("ab") as handle:
-        handle.write(line(user("worker-late", "one more", ts="2026-05-30T12:00:00.000Z")))
+    main = ask_again(demo_corpus, "worker-late", "one more")
     scan = scan_corpus(str(demo_corpus.resolve()), 1 << 30, 8, lambda ref: None)
     files = scan.sessions[main.stem]
     cache = Cache(tmp_path / "cache")
