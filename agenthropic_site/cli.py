@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Sequence
 
 from agenthropic_site import __version__, console
-from agenthropic_site.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from agenthropic_site.errors import EXIT_INTERNAL, EXIT_USAGE, interrupted
 
 # One module a command (or a pair): each has `register(subparsers)` and keeps its imports light,
 # so `--help` and `hook` start fast.
@@ -49,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and a hook event start faster); anything else, --help included, gets the whole parser.
     parser = build_parser(words[0] if words else None)
     args = parser.parse_args(words)
+    args.words = tuple(words)  # word for word: the no-change stamp is keyed on them (pipeline/stamp.py)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -57,8 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args))
     except KeyboardInterrupt:
-        print("agenthropic: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted()
     except Exception:  # noqa: BLE001 - a bug must not look like "built with failures" (exit 1)
         traceback.print_exc()
         print("agenthropic: internal error (a bug): please report it with the lines above", file=sys.stderr)

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from collections.abc import Mapping
 
+from agenthropic_site import places
 from agenthropic_site.errors import UserError
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -39,9 +40,10 @@ class BuildConfig:
     quiet: bool = False
     redact: bool = False  # mask credential shapes in pages and JSON (render/redact.py)
     wait_for_cache: bool = True  # watch passes give way to a running build instead of queueing
-    live_clock: bool = False  # watch mode without --now/SOURCE_DATE_EPOCH: each pass reads the wall clock
+    live_clock: bool = False  # no --now or SOURCE_DATE_EPOCH: the clock is the wall clock (each watch pass reads it again)
     jobs: int = 1  # processes that parse and render sessions when many changed (workers.py)
     tz: str = DEFAULT_TZ  # IANA zone the usage windows are cut in and pages show times in
+    invocation: str | None = None  # the command line it was resolved from (pipeline/stamp.py invocation), for the no-change stamp
 
 
 def default_jobs() -> int:
@@ -60,13 +62,7 @@ def default_corpus_dir(env: Mapping[str, str], home: Path) -> Path:
 
 def default_cache_dir(env: Mapping[str, str], home: Path) -> Path:
     """Return `$AGENTHROPIC_CACHE_DIR`, else `$XDG_CACHE_HOME/agenthropic`, else `~/.cache/agenthropic`."""
-    explicit = env.get("AGENTHROPIC_CACHE_DIR", "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = env.get("XDG_CACHE_HOME", "").strip()
-    if xdg:
-        return Path(xdg).expanduser() / "agenthropic"
-    return home / ".cache" / "agenthropic"
+    return Path(places.default_cache_dir(env, str(home)))
 
 
 def parse_instant(text: str) -> datetime:

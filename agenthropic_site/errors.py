@@ -8,6 +8,17 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 
 
+def build_exit_code(failed: int, excluded: int) -> int:
+    """Return a build's exit code: 1 when sessions failed or are left out of the cost totals, else 0."""
+    return EXIT_FAILURES if failed or excluded else EXIT_OK
+
+
+def interrupted() -> int:
+    """Say that Ctrl-C stopped the run, and return its exit code."""
+    print("agenthropic: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 class UserError(Exception):
     """An error the user can fix (a path, a file, a setting): one line, no traceback."""
 

@@ -24,7 +24,8 @@ from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
-from agenthropic_site.render.writer import MARKER, MARKER_TEXT, site_lock
+from agenthropic_site.places import MARKER
+from agenthropic_site.render.writer import MARKER_TEXT, site_lock
 from conftest import DEMO_NOW, SITE_MANIFEST, build, build_subprocess, tree_bytes
 from fixtures.generate import generate_scale
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from agenthropic_site.config import BuildConfig, parse_instant
+from agenthropic_site.config import BuildConfig, parse_instant, stale_cutoff
 from agenthropic_site.corpus import UnreadableError
 from agenthropic_site.pipeline import build as build_module
 from agenthropic_site.pipeline import parsing, stamp
@@ -93,7 +94,8 @@ def test_another_output_folder_built_from_the_same_cache_is_a_change(one_project
 def test_the_clock_ages_statuses_only_past_the_span_the_stamp_records(demo_corpus: Path, tmp_path: Path) -> None:
     settings = config(demo_corpus, tmp_path / "site", tmp_path / "cache")
     run_build(settings)
-    body = json.loads((settings.cache / stamp.STAMP_FILE).read_text())
+    body = stamp.read(settings.cache)
+    assert body is not None
     # The demo has agents without an ending both before and after its clock's cut-off.
     assert body["stale_after"] is not None and body["fresh_until"] is not None
     watchdog = timedelta(minutes=settings.watchdog_minutes)
@@ -162,3 +164,99 @@ def test_a_change_made_while_a_build_runs_is_read_by_the_next(one_project: Path,
     monkeypatch.undo()
     assert stamp.unchanged(settings)[0] is None
     assert run_build(settings).parsed == 1
+
+
+# What a run loaded of the package, and of the standard library's slower modules, printed with its
+# exit code: the console entry point runs as `agenthropic` does, in a process of its own.
+ENTRY_PROBE = (
+    "import sys; from agenthropic_site.entry import main; sys.argv[0] = 'agenthropic'; code = main(); "
+    "print(code, sorted(m for m in sys.modules if m.startswith('agenthropic_site') or m in "
+    "('argparse', 'dataclasses', 'datetime', 'hashlib', 'json', 'pathlib', 'typing')), file=sys.stderr); sys.exit(code)"
+)
+# All that a build answered from the stamp before its options are parsed may load.
+ANSWERED_EARLY = "['agenthropic_site', 'agenthropic_site.commands', 'agenthropic_site.commands.summary', 'agenthropic_site.entry', " \
+                 "'agenthropic_site.errors', 'agenthropic_site.pipeline', 'agenthropic_site.pipeline.stamp', 'agenthropic_site.places']"
+
+
+def _entry(words: list[str], cwd: Path, **env: str | None) -> tuple[int, str, str, bool]:
+    """Run `agenthropic WORDS` in a process of its own.
+
+    Return its exit code, stdout, stderr (less the probe's line) and whether the stamp answered it before the parser loaded.
+    """
+    environ = {key: value for key, value in {**os.environ, **env}.items() if value is not None}
+    done = subprocess.run([sys.executable, "-c", ENTRY_PROBE, *words], capture_output=True, text=True, timeout=120, cwd=cwd, env=environ)
+    *said, probe = done.stderr.splitlines()
+    code, loaded = probe.split(" ", 1)
+    assert int(code) == done.returncode, done.stderr
+    return done.returncode, done.stdout, "\n".join(said), loaded == ANSWERED_EARLY
+
+
+def test_the_same_command_line_is_answered_before_its_options_are_parsed_and_says_what_the_build_says(demo_corpus: Path, tmp_path: Path) -> None:
+    words = ["build", "--corpus", str(demo_corpus), "--out", "site", "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW]
+    first = _entry(words, tmp_path)
+    assert first[0] == 1 and not first[3]  # a first build: the demo has sessions it cannot price
+    parsed = _entry(words, tmp_path)  # the stamp the first build left has its command line: answered early
+    assert parsed[3] and parsed[:3] == _entry(words, tmp_path)[:3]
+    (tmp_path / "cache" / stamp.STAMP_FILE).unlink()
+    whole = _entry(words, tmp_path)  # nothing changed, no stamp: the whole build runs and says the same
+    assert not whole[3] and whole[:3] == parsed[:3]
+    assert " 0 parsed, " in whole[2] and str(tmp_path / "site" / "index.html") in whole[1]
+
+
+def test_another_command_line_folder_or_environment_is_answered_only_after_its_options_are_parsed(demo_corpus: Path, tmp_path: Path) -> None:
+    words = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "-q"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _entry(words, tmp_path)
+    assert _entry(words, tmp_path)[3]
+    for name, (run_words, cwd, env) in {
+        "another word": (words + ["--jobs", "1"], tmp_path, {}),
+        "another folder": (words, elsewhere, {}),
+        "another XDG_CACHE_HOME": (words, tmp_path, {"XDG_CACHE_HOME": str(elsewhere)}),
+        "SOURCE_DATE_EPOCH set": (words, tmp_path, {"SOURCE_DATE_EPOCH": "0"}),
+    }.items():
+        code, _, said, early = _entry(run_words, cwd, **env)
+        assert (code, said, early) == (1, "agenthropic: some sessions are left out of the cost totals; see report.html", False), name
+        # That answer, from the stamp once the options were parsed, left the stamp keyed on this command line.
+        assert _entry(run_words, cwd, **env)[3], name
+        assert not _entry(words, tmp_path)[3] and _entry(words, tmp_path)[3], name
+    verbose = [*words[:-1], "-v"]  # -v runs the build, to explain each decision
+    for _ in range(2):
+        code, _, said, early = _entry(verbose, tmp_path)
+        assert not early and " 0 parsed, " in said, said
+
+
+def test_a_wall_clock_build_is_answered_at_the_clock_of_the_check(demo_corpus: Path, tmp_path: Path) -> None:
+    words = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "-q"]
+    _entry(words, tmp_path, SOURCE_DATE_EPOCH=None)
+    assert _entry(words, tmp_path, SOURCE_DATE_EPOCH=None)[3]
+    body = stamp.read(tmp_path / "cache")
+    assert body is not None and body["clock"] == "wall"
+    # A stamp that holds only until a clock cut-off already past (an agent's status would age since).
+    (tmp_path / "cache" / stamp.STAMP_FILE).write_bytes(stamp._encode({**body, "fresh_until": body["cutoff"]}))
+    assert not _entry(words, tmp_path, SOURCE_DATE_EPOCH=None)[3]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "a length too long", "a count not a number", "not a stamp"])
+def test_a_damaged_stamp_is_never_trusted(demo_corpus: Path, tmp_path: Path, damage: str) -> None:
+    words = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "-q"]
+    _entry(words, tmp_path)
+    path = tmp_path / "cache" / stamp.STAMP_FILE
+    data = path.read_bytes()
+    damaged = {
+        "truncated": data[: len(data) // 2],
+        "a length too long": data.replace(b"\nsessions ", b"\nsessions 9", 1),
+        "a count not a number": data.replace(b"\nsessions 2\n21\n", b"\nsessions 2\n2x\n", 1),  # the demo's 21 sessions
+        "not a stamp": b"{}" + data,
+    }[damage]
+    assert damaged != data
+    path.write_bytes(damaged)
+    assert stamp.read(tmp_path / "cache") is None
+    code, _, said, early = _entry(words, tmp_path)
+    assert (code, early) == (1, False) and "Traceback" not in said
+
+
+@given(st.integers(min_value=100_000 * 60 * 10**9, max_value=250_000_000_000 * 10**9), st.integers(min_value=1, max_value=100_000))
+def test_the_wall_cut_off_is_the_config_cut_off(now_ns: int, minutes: int) -> None:
+    now = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=now_ns // 1000)
+    assert stamp.wall_cutoff(now_ns // 1000 * 1000, minutes) == stale_cutoff(now, minutes)

@@ -25,8 +25,8 @@ import orjson
 from agenthropic_site.audit import MANIFEST
 from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import UserError
-from agenthropic_site.render.manifest import STATE
-from agenthropic_site.render.writer import MARKER, has_marker, site_lock
+from agenthropic_site.places import MARKER, STATE
+from agenthropic_site.render.writer import has_marker, site_lock
 
 MANIFEST_FORMAT = "agenthropic-snapshot/1"
 # A snapshot given to `diff` is untrusted: bound what it may make us hold in memory.

@@ -27,8 +27,8 @@ from agenthropic_site.locks import take_lock
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Message, ParsedSession, Tokens, message_from_row, message_row
 from agenthropic_site.parse.session import REPLAYING_KINDS
 from agenthropic_site.parse.tools import session_tool_calls
+from agenthropic_site.places import CACHE_FILE
 
-CACHE_FILE = "cache.sqlite3"
 SESSION_COLUMNS = (
     "session_id", "project", "fingerprint", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
     "main_ended_at", "details",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
 
 from agenthropic_site import console
+from agenthropic_site.commands.summary import tell
 from agenthropic_site.commands.options import build_config, corpus_options, default_jobs, positive, verbosity_options
 from agenthropic_site.config import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_TZ, DEFAULT_WATCHDOG_MINUTES, ConfigError
 from agenthropic_site.errors import EXIT_USAGE, UserError, report
@@ -76,15 +78,17 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.watch:
         return _watch(args)
-    from agenthropic_site.pipeline.stamp import unchanged
+    from agenthropic_site.pipeline import stamp
 
     try:
-        config = build_config(args)
+        # Not with -v: a run that explains each decision must run the build, not answer from the stamp.
+        words = None if args.verbose else stamp.invocation(getattr(args, "words", ()), os.environ, os.getcwd())
+        config = dataclasses.replace(build_config(args), live_clock=not _fixed_clock(args), invocation=words)
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
         # Nothing changed since the last build of this folder: said without loading the pipeline
         # (with -v the build runs, to explain each decision).
-        result, measured = (None, {}) if args.verbose else unchanged(config)
+        result, measured = (None, {}) if args.verbose else stamp.unchanged(config)
         if result is None:
             from agenthropic_site.pipeline.build import run_build
 
@@ -96,30 +100,21 @@ def run(args: argparse.Namespace) -> int:
         from agenthropic_site.pipeline.repair import repair_line
 
         print(printable(repair_line(result.cache_repairs)), file=sys.stderr)  # even with -q: the user's cache was damaged
-    if not args.quiet:
-        print(
-            f"{result.sessions} sessions: {result.parsed} parsed, {result.reused} unchanged, {result.failed} failed, "
-            f"{result.excluded} unpriced; {result.skips} files skipped; "
-            f"{result.pages_written} files written, {result.pages_unchanged} unchanged, {result.files_removed} removed",
-            file=sys.stderr,
-        )
-    if not args.quiet:
-        print(config.out.resolve() / "index.html")
-    if result.exit_code:
-        print("agenthropic: some sessions are left out of the cost totals; see report.html", file=sys.stderr)
-    return result.exit_code
+    return tell(vars(result), os.fspath(config.out), args.quiet)
+
+
+def _fixed_clock(args: argparse.Namespace) -> bool:
+    """Tell whether the build clock is given (--now or SOURCE_DATE_EPOCH) rather than read from the wall."""
+    return bool(args.now) or bool(os.environ.get("SOURCE_DATE_EPOCH", "").strip())
 
 
 def _watch(args: argparse.Namespace) -> int:
     """Build, then rebuild on every change until Ctrl-C (serving the site with --serve)."""
-    import dataclasses
-
     from agenthropic_site.pipeline.watch import serve_and_watch, watch_forever
 
     try:
         # Without a fixed clock, each pass ages statuses with the current time.
-        fixed_clock = bool(args.now) or bool(os.environ.get("SOURCE_DATE_EPOCH", "").strip())
-        config = dataclasses.replace(build_config(args), wait_for_cache=False, live_clock=not fixed_clock)
+        config = dataclasses.replace(build_config(args), wait_for_cache=False, live_clock=not _fixed_clock(args))
     except ConfigError as exc:
         return report(exc)
     # A watch says only what changed and what went wrong; the builds it runs stay quiet (unless -v).

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import orjson
 
 from agenthropic_site.cache import Cache
-from agenthropic_site.live.spool import SPOOL_FILE, SPOOL_FOLDER, clean_record
+from agenthropic_site.live.spool import SPOOL_FILE, clean_record
+from agenthropic_site.places import SPOOL_FOLDER
 
 MAX_SPOOL_LINE = 1024 * 1024
 

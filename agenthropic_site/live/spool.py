@@ -17,7 +17,8 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-SPOOL_FOLDER = "hooks"
+from agenthropic_site.places import SPOOL_FOLDER
+
 SPOOL_FILE = "spool.jsonl"
 MAX_PAYLOAD_BYTES = 1024 * 1024
 READ_SECONDS = 2.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agenthropic_site.errors import build_exit_code
+
 if TYPE_CHECKING:  # the no-change check (pipeline/stamp.py) makes a BuildResult before the corpus modules load
     from agenthropic_site.corpus import Skip
 
@@ -49,4 +51,4 @@ class BuildResult:
     @property
     def exit_code(self) -> int:
         """Return 1 when anything was left out (failed or unpriced sessions), else 0."""
-        return 1 if self.failed or self.excluded else 0
+        return build_exit_code(self.failed, self.excluded)

@@ -4,44 +4,82 @@ A build that changes nothing still pays for imports, the cache and the corpus wa
 completes, it leaves a stamp in the cache folder: the corpus's lstat listing (taken before the build
 read anything), the hook spool's, the options, code, prices, theme and `dot` it built with, the
 cache file and the output folder's manifest as the build left them, what its summary line said,
-and the span of build clocks over which no agent's status ages. `agenthropic build` compares the
-stamp with the world using the standard library alone; any difference, or a stamp that is missing
-or unreadable, means the whole build runs and decides again. Every process that opens the cache
-for writing deletes the stamp first, so it never outlives a build that changed something.
+and the span of build clocks over which no agent's status ages. Any difference, or a stamp that is
+missing or unreadable, means the whole build runs and decides again. Every process that opens the
+cache for writing deletes the stamp first, so it never outlives a build that changed something.
+
+`agenthropic build` asks before its command line is even parsed (`answer`): when the words of
+the command line, the folder it runs in and the environment variables its options are resolved
+with are those of the build that left the stamp, the stamp's own record of the resolved options is
+what this build would resolve. Otherwise it asks once the options are parsed (`unchanged`). Either
+way the check imports `os`, `stat` and `time` and nothing else: the stamp holds listings, not
+digests (hashlib, json, dataclasses and pathlib each cost more to import than the whole check).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shutil
 import stat
-from collections.abc import Callable
-from dataclasses import asdict
-from pathlib import Path
+import time
 
-from agenthropic_site import code_identity
-from agenthropic_site.config import BuildConfig, stale_cutoff
-from agenthropic_site.live.spool import SPOOL_FOLDER
-from agenthropic_site.pipeline.result import BuildResult, NoChange
-from agenthropic_site.render.manifest import MANIFEST_HEADER, MANIFEST_NAME, MARKER, STATE, UNKNOWN
+from agenthropic_site.places import CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME, MARKER, SPOOL_FOLDER, STATE, UNKNOWN, default_cache_dir
 
-STAMP_FILE = "unchanged.json"
-STAMP_FORMAT = 1
+TYPE_CHECKING = False  # `typing` alone takes longer to import than the whole check (mypy reads the name)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from agenthropic_site.config import BuildConfig
+    from agenthropic_site.pipeline.result import BuildResult, NoChange
+
+STAMP_FILE = "unchanged.stamp"
+STAMP_HEADER = b"agenthropic-stamp 2\n"
+FORMER_STAMP_FILE = "unchanged.json"  # the JSON stamp earlier versions left: deleted with the stamp, never read
 # The corpus walk looks at most this many folder levels below a session folder (--max-depth);
 # root/project/session is three more. Deeper folders are listed by their own entry only.
 LEVELS_ABOVE_SESSIONS = 3
-# The SQLite file and its write-ahead log (cache/store.py's CACHE_FILE): this module must not import SQLite.
-CACHE_FILES = ("cache.sqlite3", "cache.sqlite3-wal")
+THEME_LEVELS = 16  # a theme's templates/ and static/ folders, as deep as anyone nests them
+# The environment variables a build's options are resolved with (commands/options.py build_config).
+RESOLVED_FROM = ("AGENTHROPIC_CACHE_DIR", "CLAUDE_CONFIG_DIR", "HOME", "SOURCE_DATE_EPOCH", "XDG_CACHE_HOME")
+# A NoChange's counts, as the summary line says them.
+COUNTS = ("sessions", "reused", "failed", "excluded", "skips")
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# What the check that runs before the parser measured, for the one after it (the same process,
+# moments later): a build that runs takes it as its state before.
+_measured_early: list[tuple[dict[str, str], dict[str, str]]] = []
 
 
-def forget(cache_folder: Path) -> None:
+def forget(cache_folder: os.PathLike[str] | str) -> None:
     """Delete the stamp: the cache is about to change."""
-    try:
-        os.unlink(cache_folder / STAMP_FILE)
-    except OSError:
-        pass  # none there, or no cache folder yet (opening the cache says what is wrong with it)
+    for name in (STAMP_FILE, FORMER_STAMP_FILE):
+        try:
+            os.unlink(os.path.join(cache_folder, name))
+        except OSError:
+            pass  # none there, or no cache folder yet (opening the cache says what is wrong with it)
+
+
+def invocation(words: Sequence[str], environ: Mapping[str, str], cwd: str) -> str:
+    """Return what a command line's options are resolved from: its words, its folder and the variables that name folders or the clock."""
+    names = (f"{name}={environ[name]}" if name in environ else name for name in RESOLVED_FROM)
+    return "\0".join((cwd, *names, "", *words))
+
+
+def scope_of(config: BuildConfig) -> dict[str, str]:
+    """Return what the checks look at of a build's resolved options, as text a stamp keeps."""
+    from agenthropic_site.render.theme import theme_dirs
+
+    return {
+        "corpus": os.fspath(config.corpus),
+        "out": os.fspath(config.out),
+        "cache": os.fspath(config.cache),
+        "theme": "" if config.theme is None else os.fspath(config.theme),
+        "themes": "\0".join(os.fspath(folder) for folder in theme_dirs(config.theme)),
+        "pricing": "" if config.pricing is None else os.fspath(config.pricing),
+        "options": f"{config.max_file_bytes}|{config.max_depth}|{config.watchdog_minutes}|{config.redact}|{config.tz}",
+        "max_depth": str(config.max_depth),
+        "watchdog_minutes": str(config.watchdog_minutes),
+        "quiet": str(config.quiet),
+    }
 
 
 def before_build(config: BuildConfig, measured: dict[str, str] | None = None) -> dict[str, str]:
@@ -49,10 +87,11 @@ def before_build(config: BuildConfig, measured: dict[str, str] | None = None) ->
 
     `measured` holds what the no-change check already measured on its way (just before the build).
     """
+    scope = scope_of(config)
     state = dict(measured or {})
     for key, measure in BEFORE:
         if key not in state:
-            state[key] = measure(config)
+            state[key] = measure(scope)
     return state
 
 
@@ -60,16 +99,70 @@ def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None
     """Write the stamp of a build that completed (its cache closed, its output published)."""
     # Its files are not looked at one by one here: the build has just published them, and the
     # check that reads the stamp looks at every one before it trusts it.
-    after = _after(config, check_files=False)
+    after = _after(scope_of(config), check_files=False)
     if after is None:
         return
-    body = {"format": STAMP_FORMAT, **before, **after, **asdict(facts)}
-    temporary = config.cache / f".{STAMP_FILE}.tmp"
+    fields = {**before, **after, **{key: str(getattr(facts, key)) for key in COUNTS}}
+    for key in ("stale_after", "fresh_until"):
+        value = getattr(facts, key)
+        if value is not None:
+            fields[key] = value
+    _write(config, fields)
+
+
+def _write(config: BuildConfig, fields: dict[str, str]) -> None:
+    """Write a stamp of these measures and counts for the command line and options of `config`."""
+    from agenthropic_site.config import stale_cutoff
+
+    fields = {key: value for key, value in fields.items() if not key.startswith("scope.") and key != "invocation"}
+    fields.update({f"scope.{key}": value for key, value in scope_of(config).items()})
+    # A build whose clock is the wall clock is answered at the clock of the check; one given
+    # --now or SOURCE_DATE_EPOCH (part of its command line) at the clock it ran at.
+    fields["clock"] = "wall" if config.live_clock else "fixed"
+    fields["cutoff"] = stale_cutoff(config.now, config.watchdog_minutes)
+    if config.invocation is not None:
+        fields["invocation"] = config.invocation
+    temporary = os.path.join(config.cache, f".{STAMP_FILE}.tmp")
     try:
-        temporary.write_text(json.dumps(body, sort_keys=True), encoding="utf-8")
-        os.replace(temporary, config.cache / STAMP_FILE)
+        with open(temporary, "wb") as handle:
+            handle.write(_encode(fields))
+        os.replace(temporary, os.path.join(config.cache, STAMP_FILE))
     except OSError:
         pass  # without a stamp the next build only takes longer
+
+
+def read(cache_folder: os.PathLike[str] | str) -> dict[str, str] | None:
+    """Return the fields of the stamp in a cache folder; None when there is none or it is not one a build wrote."""
+    try:
+        with open(os.path.join(cache_folder, STAMP_FILE), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if not data.startswith(STAMP_HEADER):
+        return None
+    fields: dict[str, str] = {}
+    at = len(STAMP_HEADER)
+    while at < len(data):
+        end = data.find(b"\n", at)
+        key, _, size = data[at:end].decode("ascii", "replace").partition(" ")
+        if end < 0 or not size.isascii() or not size.isdigit():
+            return None
+        start = end + 1
+        stop = start + int(size)
+        if data[stop:stop + 1] != b"\n":
+            return None
+        fields[key] = data[start:stop].decode("utf-8", "surrogateescape")
+        at = stop + 1
+    return fields if all(fields.get(key, "").isdigit() for key in (*COUNTS, "pages")) else None
+
+
+def _encode(fields: Mapping[str, str]) -> bytes:
+    # Each field: "key length\n", its value's bytes, "\n" (values hold newlines and NULs).
+    parts = [STAMP_HEADER]
+    for key, value in fields.items():
+        raw = value.encode("utf-8", "surrogateescape")
+        parts.append(f"{key} {len(raw)}\n".encode() + raw + b"\n")
+    return b"".join(parts)
 
 
 def unchanged(config: BuildConfig) -> tuple[BuildResult | None, dict[str, str]]:
@@ -78,44 +171,80 @@ def unchanged(config: BuildConfig) -> tuple[BuildResult | None, dict[str, str]]:
     The likeliest changes are looked at first and the check stops at the first difference; the
     build that then runs takes what was measured as its own state before it (before_build).
     """
+    from agenthropic_site.config import stale_cutoff
+
+    scope = scope_of(config)
+    measured = dict(_measured_early[0][1]) if _measured_early and _measured_early[0][0] == scope else {}
+    body = read(config.cache)
+    if body is None or not _holds(body, scope, stale_cutoff(config.now, config.watchdog_minutes), measured):
+        return None, measured
+    if config.invocation is not None and body.get("invocation") != config.invocation:
+        _write(config, body)  # the next run of this command line is answered before its options are parsed
+    from agenthropic_site.pipeline.result import BuildResult
+
+    sessions, reused, failed, excluded, skips = (int(body[key]) for key in COUNTS)
+    return BuildResult(sessions=sessions, reused=reused, failed=failed, excluded=excluded, skips=skips, pages_unchanged=int(body["pages"])), measured
+
+
+def answer(words: Sequence[str], environ: Mapping[str, str], cwd: str) -> tuple[dict[str, int], str, bool] | None:
+    """Return what `agenthropic build` with these words would say (its counts, output folder and -q) when its stamp still holds, else None."""
+    body = read(_cache_named(words) or default_cache_dir(environ, os.path.expanduser("~")))
+    if body is None or body.get("invocation") != invocation(words, environ, cwd):
+        return None
+    scope = {key[len("scope."):]: value for key, value in body.items() if key.startswith("scope.")}
     measured: dict[str, str] = {}
-    try:
-        with open(config.cache / STAMP_FILE, encoding="utf-8") as handle:
-            body = json.load(handle)
-        facts = NoChange(**{key: body[key] for key in NoChange.__dataclass_fields__})
-        if body.get("format") != STAMP_FORMAT:
-            return None, measured
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, measured
-    cutoff = stale_cutoff(config.now, config.watchdog_minutes)
-    if (facts.stale_after is not None and cutoff <= facts.stale_after) or (facts.fresh_until is not None and cutoff > facts.fresh_until):
-        return None, measured  # some agent's status ages (or un-ages) at this clock
+    _measured_early[:] = [(scope, measured)]
+    cutoff = body.get("cutoff", "") if body.get("clock") == "fixed" else wall_cutoff(time.time_ns(), int(scope.get("watchdog_minutes", "0")))
+    if not _holds(body, scope, cutoff, measured):
+        return None
+    counts = {key: int(body[key]) for key in COUNTS}
+    return {**counts, "parsed": 0, "pages_written": 0, "pages_unchanged": int(body["pages"]), "files_removed": 0}, scope["out"], scope["quiet"] == "True"
+
+
+def wall_cutoff(now_ns: int, watchdog_minutes: int) -> str:
+    """Return config.stale_cutoff's instant for a clock in nanoseconds since the epoch (without importing datetime)."""
+    ms = now_ns // 1_000_000 - watchdog_minutes * 60_000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def _cache_named(words: Sequence[str]) -> str | None:
+    # The last --cache wins, as with argparse; an abbreviated option is not looked for: the stamp
+    # of the folder guessed then names another command line, and the parser decides.
+    named = None
+    for at, word in enumerate(words):
+        if word == "--cache" and at + 1 < len(words):
+            named = words[at + 1]
+        elif word.startswith("--cache="):
+            named = word[len("--cache="):]
+    return named
+
+
+def _holds(body: Mapping[str, str], scope: Mapping[str, str], cutoff: str, measured: dict[str, str]) -> bool:
+    """Tell whether the stamp still holds at this clock cut-off, measuring into `measured` on the way."""
+    stale_after, fresh_until = body.get("stale_after"), body.get("fresh_until")
+    if (stale_after is not None and cutoff <= stale_after) or (fresh_until is not None and cutoff > fresh_until):
+        return False  # some agent's status ages (or un-ages) at this clock
     for key, measure in BEFORE:
-        measured[key] = measure(config)
+        if key not in measured:
+            measured[key] = measure(scope)
         if body.get(key) != measured[key]:
-            return None, measured
-    after = _after(config)
-    if after is None or any(body.get(key) != value for key, value in after.items()):
-        return None, measured
-    result = BuildResult(
-        sessions=facts.sessions, reused=facts.reused, failed=facts.failed, excluded=facts.excluded, skips=facts.skips,
-        pages_unchanged=int(after["pages"]),
-    )
-    return result, measured
+            return False
+    after = _after(scope)
+    return after is not None and all(body.get(key) == value for key, value in after.items())
 
 
-def _after(config: BuildConfig, check_files: bool = True) -> dict[str, str | int] | None:
+def _after(scope: Mapping[str, str], check_files: bool = True) -> dict[str, str] | None:
     """Return the state the build left: the cache file and the output folder's published files; None when they cannot be read.
 
     With `check_files`, None too when a published file is no longer a regular file.
     """
-    out = os.fspath(config.out)
+    out = scope["out"]
     manifest = os.path.join(out, STATE, MANIFEST_NAME)
     try:
+        # The manifest's lstat (any rewrite changes its ctime), and the folder's claim: without it a build refuses the folder.
+        claim = f"{_stat_line(os.lstat(manifest))}|{_stat_line(os.lstat(os.path.join(out, MARKER)))}"
         with open(manifest, "rb") as handle:
             data = handle.read()
-        # The folder's claim too: without it a build refuses the folder.
-        digest = hashlib.sha256(f"{_stat_line(os.lstat(manifest))}|{_stat_line(os.lstat(os.path.join(out, MARKER)))}".encode() + data)
     except OSError:
         return None
     lines = data.decode("utf-8", "surrogateescape").split("\n")
@@ -133,42 +262,58 @@ def _after(config: BuildConfig, check_files: bool = True) -> dict[str, str | int
                 return None
         except OSError:
             return None
-    cache = hashlib.sha256()
+    cache = []
     for name in CACHE_FILES:
         try:
-            cache.update(f"{name} {_stat_line(os.lstat(config.cache / name))}\n".encode())
+            cache.append(f"{name} {_stat_line(os.lstat(os.path.join(scope['cache'], name)))}")
         except FileNotFoundError:
-            cache.update(f"{name} -\n".encode())
+            cache.append(f"{name} -")
         except OSError:
             return None
-    return {"output": digest.hexdigest(), "pages": len(lines) - 1, "cache": cache.hexdigest()}
+    return {"output": claim, "pages": str(len(lines) - 1), "cache": "\n".join(cache)}
 
 
-def _inputs(config: BuildConfig) -> str:
-    """Digest what the build is told and runs with: options, code, prices, theme, Graphviz."""
-    from agenthropic_site.render.theme import theme_digest, theme_dirs
-
-    digest = hashlib.sha256()
-    for part in (
-        code_identity(),
-        os.path.realpath(config.corpus), os.path.realpath(config.out), os.path.realpath(config.cache),
-        str(config.theme and os.path.realpath(config.theme)), str(config.pricing and os.path.realpath(config.pricing)),
-        f"{config.max_file_bytes}|{config.max_depth}|{config.watchdog_minutes}|{config.redact}|{config.tz}",
+def _inputs(scope: Mapping[str, str]) -> str:
+    """List what the build is told and runs with: options, code, prices, theme, Graphviz."""
+    parts = [
+        _code(),
+        *(os.path.realpath(scope[key]) if scope[key] else "" for key in ("corpus", "out", "cache", "theme", "pricing")),
+        scope["options"],
         # Who builds: another user (or group) may be refused folders this one could list.
         f"{os.geteuid()}|{os.getegid()}|{sorted(os.getgroups())}" if hasattr(os, "geteuid") else "",
-        str(shutil.which("dot") is not None),
-    ):
-        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    if config.pricing is not None:
+        str(_has_dot()),
+        *(_listing(folder, THEME_LEVELS) for folder in scope["themes"].split("\0")),
+    ]
+    if scope["pricing"]:
         try:
-            digest.update(config.pricing.read_bytes())
+            with open(scope["pricing"], "rb") as handle:
+                parts.append(handle.read().decode("utf-8", "surrogateescape"))
         except OSError:
-            digest.update(b"unreadable")
-    try:
-        digest.update(theme_digest(theme_dirs(config.theme)))
-    except OSError:
-        digest.update(b"unreadable")
-    return digest.hexdigest()
+            parts.append("unreadable")
+    return "\0".join(parts)
+
+
+def _code() -> str:
+    """List the package's source files (lstat): an upgrade or an edit of any of them changes a line."""
+    # Their lstat, not their bytes: code_identity hashes the bytes for the cache; this check only
+    # has to see that something changed, and a rewrite changes a file's ctime.
+    lines = []
+    for folder, subfolders, files in os.walk(PACKAGE_DIR):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                path = os.path.join(folder, name)
+                lines.append(f"{path}\0{_stat_line(os.lstat(path))}")
+    return "\n".join(lines)
+
+
+def _has_dot() -> bool:
+    # shutil.which's rule for a command name, without importing shutil.
+    for folder in os.get_exec_path():
+        path = os.path.join(folder, "dot")
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return True
+    return False
 
 
 def _stat_line(st: os.stat_result) -> str:
@@ -177,7 +322,7 @@ def _stat_line(st: os.stat_result) -> str:
 
 
 def _listing(root: str, levels: int) -> str:
-    """Digest every entry under `root` (lstat, never through a link) down to `levels` folders deep."""
+    """List every entry under `root` (lstat, never through a link) down to `levels` folders deep."""
     try:
         lines = [_stat_line(os.lstat(root))]
     except OSError as exc:
@@ -204,16 +349,16 @@ def _listing(root: str, levels: int) -> str:
             lines.append(f"{path}\0{_stat_line(st)}")
             if is_folder(st.st_mode) and depth < levels:
                 folders.append((path, depth + 1))
-    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    return "\n".join(lines)
 
 
-def _corpus(config: BuildConfig) -> str:
-    return _listing(os.path.realpath(config.corpus), config.max_depth + LEVELS_ABOVE_SESSIONS)
+def _corpus(scope: Mapping[str, str]) -> str:
+    return _listing(os.path.realpath(scope["corpus"]), int(scope["max_depth"]) + LEVELS_ABOVE_SESSIONS)
 
 
-def _spool(config: BuildConfig) -> str:
-    return _listing(str(config.cache / SPOOL_FOLDER), 1)
+def _spool(scope: Mapping[str, str]) -> str:
+    return _listing(os.path.join(scope["cache"], SPOOL_FOLDER), 1)
 
 
 # What a build's state before it is made of, the likeliest to change first (the check stops at a difference).
-BEFORE: tuple[tuple[str, Callable[[BuildConfig], str]], ...] = (("corpus", _corpus), ("spool", _spool), ("inputs", _inputs))
+BEFORE: tuple[tuple[str, Callable[[Mapping[str, str]], str]], ...] = (("corpus", _corpus), ("spool", _spool), ("inputs", _inputs))

@@ -19,14 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The builds' own bookkeeping, inside the output folder but not part of the site (snapshot, diff
-# and verify skip it): the manifest of what the last build published, and staging folders.
-MARKER = ".agenthropic-site"  # claims a folder for agenthropic's builds (render/writer.py prepare_output)
-STATE = ".agenthropic"
-MANIFEST_NAME = "manifest"
-STAGING = "staging"
-MANIFEST_HEADER = b"agenthropic-site-manifest 1\n"
-UNKNOWN = "-"  # a manifest entry whose bytes match no known inputs (its publishing was cut short)
+from agenthropic_site.places import MANIFEST_HEADER, MANIFEST_NAME, STATE, UNKNOWN
+
+STAGING = "staging"  # beside the manifest in the output folder's STATE folder (places.py names the rest)
 # Every output path is made of ids the tool validated; this is the last line of defence.
 _SAFE_PART = r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}"
 # A whole output path: safe parts joined by single slashes (one match a path: a manifest lists thousands).

@@ -22,9 +22,9 @@ from pathlib import Path
 from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
+from agenthropic_site.places import MANIFEST_NAME, MARKER, STATE
 from agenthropic_site.render.manifest import (
-    FILE_FLAGS, FOLDER_FLAGS, MANIFEST_NAME, MARKER, SAFE_PATH_RE, STAGING, STATE, LinkedFolder, Published, manifest_bytes, open_folder,
-    read_manifest,
+    FILE_FLAGS, FOLDER_FLAGS, SAFE_PATH_RE, STAGING, LinkedFolder, Published, manifest_bytes, open_folder, read_manifest,
 )
 
 log = logging.getLogger(__name__)
