@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import signal
 import sqlite3
@@ -23,6 +24,8 @@ from agenthropic_site.audit.archive import read_snapshot
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, parse_instant
+from agenthropic_site.render import manifest
+from agenthropic_site.render.manifest import LinkedFolder, OpenFolders
 from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
 from agenthropic_site.places import MARKER
 from agenthropic_site.render.writer import MARKER_TEXT, site_lock
@@ -177,6 +180,49 @@ def test_a_symlinked_folder_inside_out_is_never_written_through(demo_corpus: Pat
     clean = tmp_path / "clean"
     assert build(demo_corpus, clean, tmp_path / "clean-cache") == 1
     assert tree_bytes(out) == tree_bytes(clean)
+
+
+def test_a_folder_held_open_then_replaced_by_a_link_is_never_written_through(tmp_path: Path) -> None:
+    out, theirs, moved = tmp_path / "out", tmp_path / "theirs", tmp_path / "moved"
+    (out / "sessions" / "s1" / "agents").mkdir(parents=True)
+    theirs.mkdir()
+    folders = OpenFolders(out)
+    folders.open(("sessions", "s1"))
+    shutil.move(out / "sessions" / "s1", moved)  # the folder it holds goes elsewhere, a link takes its place
+    (out / "sessions" / "s1").symlink_to(theirs, target_is_directory=True)
+    held = folders.open(("sessions", "s1", "agents"), create=True)  # below the folder it holds, not through the link
+    assert os.fstat(held).st_ino == (moved / "agents").stat().st_ino
+    os.mkdir("made", dir_fd=held)
+    assert (moved / "agents" / "made").is_dir() and list(theirs.iterdir()) == []
+    assert pickle.loads(pickle.dumps(folders))._fds == []  # a worker gets none of this process's descriptors
+    folders.close()
+    with pytest.raises(LinkedFolder):  # walked again, the link is refused
+        OpenFolders(out).open(("sessions", "s1", "agents"))
+
+
+def test_an_append_opens_each_output_folder_about_once(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "site"
+    assert build(demo_corpus, out, tmp_path / "cache") == 1
+    append_request(demo_corpus)
+    folders_opened: list[str] = []
+
+    class CountingOs:
+        """The os module as the output folder's walker sees it, with each folder it opens noted."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        def open(self, path: str, flags: int, *args: object, **kwargs: object) -> int:
+            folders_opened.append(str(path))
+            return os.open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(manifest, "os", CountingOs())
+    assert build(demo_corpus, out, tmp_path / "cache") == 1
+    monkeypatch.undo()
+    sessions = len(list((out / "sessions").iterdir()))
+    # Each session's folder and its transcript and agents folders once (each session's files are
+    # looked at to keep them), and a few site-wide ones: not each folder again for every file.
+    assert sessions <= len(folders_opened) <= 3 * sessions + 50, sorted(folders_opened)
 
 
 def test_two_output_folders_built_from_one_cache_are_both_current(demo_corpus: Path, tmp_path: Path) -> None:

@@ -61,8 +61,9 @@ def _build_with_cache(
         published = read_manifest(config.out)
         signature = site_signature(cache, config, prices, skips, scan.unlisted)
         same_inputs = cache.site_signature() == _of_folder(signature, published.digest)
-        outputs_present = _outputs_present(config, published.files)
-        if not result.dirty and same_inputs and outputs_present:
+        # Every published file is looked at only when nothing else says to render (rendering
+        # keeps each file that is still there, and writes again the ones that are not).
+        if not result.dirty and same_inputs and _outputs_present(config, published.files):
             # Nothing that any page shows has changed since this folder's last build: no page is looked at.
             log.debug("rendered nothing: no session and nothing else any page shows changed since this folder's last build")
             result.pages_unchanged = len(published.files)
@@ -72,7 +73,7 @@ def _build_with_cache(
             return result
         from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
-        _explain_render(result.dirty, same_inputs, outputs_present)
+        _explain_render(result.dirty, same_inputs)
         summaries = refresh_views(cache, result.dirty, prices)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes, corpus_usage(cache, config.tz))
@@ -115,13 +116,13 @@ def _no_change(cache: Cache, scan: CorpusScan, config: BuildConfig, result: Buil
     return NoChange(len(scan.sessions), reused, len(cache.failures()), cache.excluded_count(), result.skips, stale_after, fresh_until)
 
 
-def _explain_render(dirty: set[str], same_inputs: bool, outputs_present: bool) -> None:
+def _explain_render(dirty: set[str], same_inputs: bool) -> None:
     """Say (with -v) why pages are looked at this time."""
     if dirty:
         log.debug(f"rendering: {len(dirty)} session view(s) changed")
     if not same_inputs:
         log.debug("rendering: this folder was built from other inputs (code, prices, theme, skipped files, failures, statuses, hooks, --redact or --tz)")
-    if not outputs_present:
+    if not dirty and same_inputs:
         log.debug("rendering: files the folder's manifest lists are missing from it")
 
 

@@ -38,9 +38,41 @@ class LinkedFolder(Exception):
 @contextmanager
 def open_folder(out: Path, parts: Sequence[str], create: bool = False) -> Iterator[int]:
     """Open a folder under the output folder one component at a time, never through a link; create missing ones."""
-    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    folders = OpenFolders(out)
     try:
-        for depth, part in enumerate(parts):
+        yield folders.open(parts, create)
+    finally:
+        folders.close()
+
+
+class OpenFolders:
+    """The folder under the output folder opened last, kept open with each of its parents for the next file.
+
+    Each part is opened below its parent's descriptor, never through a link (as `open_folder`
+    does); a file in the same folder as the one before, or below it, opens no folder again. At
+    most one descriptor a level of the path is held. Pickled, it is a new one that holds none.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._parts: list[str] = []
+        self._fds: list[int] = []  # the output folder's, then one for each of _parts
+
+    def __reduce__(self) -> tuple[type[OpenFolders], tuple[Path]]:
+        return OpenFolders, (self.out,)
+
+    def open(self, parts: Sequence[str], create: bool = False) -> int:
+        """Return a descriptor of the folder `parts` below the output folder (the caller does not close it); create missing ones."""
+        if not self._fds:
+            self._fds.append(os.open(self.out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        shared = 0
+        for mine, wanted in zip(self._parts, parts):
+            if mine != wanted:
+                break
+            shared += 1
+        self._keep(shared)
+        for depth in range(shared, len(parts)):
+            part, fd = parts[depth], self._fds[-1]
             try:
                 try:
                     child = os.open(part, FOLDER_FLAGS, dir_fd=fd)
@@ -56,11 +88,26 @@ def open_folder(out: Path, parts: Sequence[str], create: bool = False) -> Iterat
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise LinkedFolder("/".join(parts[: depth + 1])) from None
                 raise
-            os.close(fd)
-            fd = child
-        yield fd
-    finally:
-        os.close(fd)
+            self._parts.append(part)
+            self._fds.append(child)
+        return self._fds[-1]
+
+    def _keep(self, depth: int) -> None:
+        while len(self._parts) > depth:
+            self._parts.pop()
+            os.close(self._fds.pop())
+
+    def close(self) -> None:
+        """Close every folder held."""
+        self._keep(0)
+        while self._fds:
+            os.close(self._fds.pop())
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit `os` may be gone: the process closes them
+            pass
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ def render_batch(renderer: Renderer, batch: list[str]) -> BatchResult:
     except BaseException:
         writer.abort()
         raise
+    writer.close_folders()
     stats = renderer.stats
     return BatchResult(renderer.digests, writer, stats.rendered, stats.graphviz_missing, renderer.redactions, renderer.svgs, renderer.layouts)
 

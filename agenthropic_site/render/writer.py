@@ -15,7 +15,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
 from agenthropic_site.places import MANIFEST_NAME, MARKER, STATE
 from agenthropic_site.render.manifest import (
-    FILE_FLAGS, FOLDER_FLAGS, SAFE_PATH_RE, STAGING, LinkedFolder, Published, manifest_bytes, open_folder, read_manifest,
+    FILE_FLAGS, FOLDER_FLAGS, SAFE_PATH_RE, STAGING, LinkedFolder, OpenFolders, Published, manifest_bytes, open_folder, read_manifest,
 )
 
 log = logging.getLogger(__name__)
@@ -197,6 +197,10 @@ class SiteWriter:
     _produced: set[str] = field(default_factory=set)
     _staged: list[tuple[str, str]] = field(default_factory=list)  # (staged file name, output path)
     _lock: int | None = None  # the staging folder, held locked by the build that made it
+    # Under each top-level folder of the output (data/, sessions/, search/...), the folder of the file
+    # written or kept last there, and a render worker's staging folder: kept open for the next file.
+    _folders: dict[str, OpenFolders] = field(default_factory=dict, repr=False, compare=False)
+    _stage_folder: OpenFolders | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def begin(cls, out: Path, published: Published) -> SiteWriter:
@@ -230,8 +234,26 @@ class SiteWriter:
         """Return a writer for a render worker: the same folder, staging and record, nothing produced yet."""
         return SiteWriter(self.out, self.stage, self.previous)
 
-    def _staging(self) -> AbstractContextManager[int]:
-        return open_folder(self.out, (STATE, STAGING, self.stage))
+    def _staging(self) -> int:
+        """Return a descriptor of this build's staging folder (the one it holds locked, or a render worker's own)."""
+        if self._lock is not None:
+            return self._lock
+        if self._stage_folder is None:
+            self._stage_folder = OpenFolders(self.out)
+        return self._stage_folder.open((STATE, STAGING, self.stage))
+
+    def _folder(self, parts: Sequence[str], create: bool = False) -> int:
+        """Return a descriptor of an output folder (held for the next file; closed by `close_folders`)."""
+        top = parts[0] if parts else ""
+        if top not in self._folders:
+            self._folders[top] = OpenFolders(self.out)
+        return self._folders[top].open(parts, create)
+
+    def close_folders(self) -> None:
+        """Close the folders held open for the next file (before publishing moves files and removes folders)."""
+        for folders in [*self._folders.values(), self._stage_folder]:
+            if folders is not None:
+                folders.close()
 
     def write(self, rel: str, data: bytes | Pieces) -> None:
         """Stage one file under the output folder unless it already holds these bytes (given whole or in pieces)."""
@@ -239,18 +261,16 @@ class SiteWriter:
         parts = _parts(rel)
         self._produced.add(rel)
         try:
-            with open_folder(self.out, parts[:-1], create=True) as parent:
-                if _holds(parent, parts[-1], pieces):
-                    self.unchanged.append(rel)
-                    return
-            with self._staging() as staging:
-                fd, name = _create_staged(staging)
-                self._staged.append((name, rel))
-                with os.fdopen(fd, "wb") as handle:
-                    # A published site is world-readable, whatever the umask.
-                    os.fchmod(handle.fileno(), 0o644)
-                    for piece in pieces:
-                        handle.write(piece)
+            if _holds(self._folder(parts[:-1], create=True), parts[-1], pieces):
+                self.unchanged.append(rel)
+                return
+            fd, name = _create_staged(self._staging())
+            self._staged.append((name, rel))
+            with os.fdopen(fd, "wb") as handle:
+                # A published site is world-readable, whatever the umask.
+                os.fchmod(handle.fileno(), 0o644)
+                for piece in pieces:
+                    handle.write(piece)
         except LinkedFolder as exc:
             raise OutputError(f"cannot write {rel}: {exc} in the output folder is a link or not a folder, and agenthropic never writes through one") from None
         except OSError as exc:
@@ -263,8 +283,7 @@ class SiteWriter:
             return None
         parts = _parts(rel)
         try:
-            with open_folder(self.out, parts[:-1]) as parent:
-                return _read_regular(parent, parts[-1])
+            return _read_regular(self._folder(parts[:-1]), parts[-1])
         except (OSError, LinkedFolder):
             return None
 
@@ -284,17 +303,17 @@ class SiteWriter:
         gone = []
         for folder, files in by_folder.items():
             try:
-                with open_folder(self.out, folder) as parent:
-                    for rel, name in files:
-                        try:
-                            there = stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
-                        except OSError:
-                            there = False
-                        if there:
-                            self._produced.add(rel)
-                            self.unchanged.append(rel)
-                        else:
-                            gone.append(rel)
+                parent = self._folder(folder)
+                for rel, name in files:
+                    try:
+                        there = stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+                    except OSError:
+                        there = False
+                    if there:
+                        self._produced.add(rel)
+                        self.unchanged.append(rel)
+                    else:
+                        gone.append(rel)
             except (OSError, LinkedFolder):
                 gone += [rel for rel, _ in files]
         return gone
@@ -322,11 +341,10 @@ class SiteWriter:
             return
         rel = ""
         try:
-            with self._staging() as staging:
-                for name, rel in self._staged:
-                    parts = rel.split("/")
-                    with open_folder(self.out, parts[:-1], create=True) as parent:
-                        os.replace(name, parts[-1], src_dir_fd=staging, dst_dir_fd=parent)
+            staging = self._staging()
+            for name, rel in self._staged:
+                parts = rel.split("/")
+                os.replace(name, parts[-1], src_dir_fd=staging, dst_dir_fd=self._folder(parts[:-1], create=True))
         except LinkedFolder as exc:
             raise OutputError(f"cannot publish {rel}: {exc} in the output folder is a link or not a folder") from None
         except OSError as exc:
@@ -341,13 +359,16 @@ class SiteWriter:
         file this build may leave, the staged ones with unknown inputs, so that a build stopped
         part way leaves nothing the next one does not know about.
         """
-        current = read_manifest(self.out)  # read again under the lock: another build may have published since
+        # Folders opened before the lock was taken are walked again: another build may have published since.
+        self.close_folders()
+        current = read_manifest(self.out)  # read again under the lock, for the same reason
         recorded, self.manifest_digest = current.files, current.digest
         stale = sorted(set(recorded) - self._produced)
         final = {rel: digests.get(rel, "") for rel in self._produced}
         if self._staged or stale:
             self._write_manifest({**recorded, **final, **{rel: "" for _, rel in self._staged}})
         self.commit()
+        self.close_folders()  # removing files removes the folders they leave empty
         for rel in stale:
             outcome = self._remove(rel)
             if outcome == "removed":
@@ -365,7 +386,8 @@ class SiteWriter:
         if digest == self.manifest_digest:
             return
         try:
-            with self._staging() as staging, open_folder(self.out, (STATE,)) as state:
+            staging = self._staging()
+            with open_folder(self.out, (STATE,)) as state:
                 fd, name = _create_staged(staging)
                 with os.fdopen(fd, "wb") as handle:
                     os.fchmod(handle.fileno(), 0o644)
@@ -408,6 +430,7 @@ class SiteWriter:
 
     def close(self) -> None:
         """Remove this build's staging folder, with any file in it (a dead worker's), and release it."""
+        self.close_folders()
         if self._lock is None:
             return
         try:
@@ -422,12 +445,12 @@ class SiteWriter:
     def abort(self) -> None:
         """Remove staged files: the previous site stays exactly as it was."""
         try:
-            with self._staging() as staging:
-                for name, _ in self._staged:
-                    try:
-                        os.unlink(name, dir_fd=staging)
-                    except FileNotFoundError:
-                        pass
+            staging = self._staging()
+            for name, _ in self._staged:
+                try:
+                    os.unlink(name, dir_fd=staging)
+                except FileNotFoundError:
+                    pass
         except (OSError, LinkedFolder):
             pass
         self._staged.clear()
