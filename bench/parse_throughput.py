@@ -20,9 +20,10 @@ WORK = REPO / "bench" / ".work"
 
 def measure(corpus: Path) -> dict[str, float]:
     """Walk, read and parse every session once; return bytes, seconds and peak RSS."""
-    from agenthropic_site.corpus import read_bytes, real_root, scan_corpus
+    from agenthropic_site.corpus import real_root, scan_corpus
     from agenthropic_site.corpus.sniff import sniff_session_id
-    from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
+    from agenthropic_site.parse import parse_session
+    from agenthropic_site.pipeline.parsing import ReadCount, load_session
 
     root = real_root(corpus)
     cap = 64 << 20
@@ -32,16 +33,12 @@ def measure(corpus: Path) -> dict[str, float]:
     total = 0
     largest = 0
     for files in scan.sessions.values():
-        main = TranscriptInput(files.main.rel, read_bytes(root, files.main, cap), "main")
-        agents = tuple(
-            TranscriptInput(a.file.rel, read_bytes(root, a.file, cap), a.layout, a.agent_id,
-                            read_bytes(root, a.meta, 1 << 20) if a.meta else None, a.run_id)
-            for a in files.agents
-        )
-        size = len(main.data) + sum(len(a.data) for a in agents)
+        # As a build reads a session (a session without a main transcript, issue 13, included).
+        source = load_session(root, files, cap, ReadCount()).source
+        size = len(source.main.data) + sum(len(agent.data) for agent in source.agents)
         total += size
         largest = max(largest, size)
-        parse_session(SessionInput(files.session_id, files.project, main, agents))
+        parse_session(source)
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     return {

@@ -26,7 +26,6 @@ from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.render import manifest
 from agenthropic_site.render.manifest import LinkedFolder, OpenFolders
-from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS
 from agenthropic_site.places import MARKER
 from agenthropic_site.render.writer import MARKER_TEXT, site_lock
 from conftest import DEMO_NOW, SITE_MANIFEST, build, build_subprocess, tree_bytes
@@ -36,6 +35,7 @@ CHANGED = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # priced, with subagents
 STALE = "0f13296b-a8f4-4c55-aece-834412f623c8"  # with a subagent; removed from the corpus by some tests
 SIMPLE = "c0d5016d-2080-4194-b317-822e72c2d55c"  # one transcript, nothing else names it
 ADDED = "5e55e55e-0000-4000-8000-000000000014"  # a copy of SIMPLE added by a test
+FEW_PAGES = 40  # in place of PARALLEL_MIN_PAGES: more sessions than two batches of RENDER_BATCH, so both workers render
 # Files of the user's own in the output folder: no build wrote them, so no build may remove them.
 USER_FILES = {
     ".git/HEAD": b"ref: refs/heads/gh-pages\n",
@@ -243,10 +243,11 @@ def test_two_output_folders_built_from_one_cache_are_both_current(demo_corpus: P
 
 
 @pytest.mark.slow
-def test_a_snapshot_taken_during_a_build_never_holds_staged_files(tmp_path: Path, said: list[str]) -> None:
+def test_a_snapshot_taken_during_a_build_never_holds_staged_files(tmp_path: Path, said: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot while a build (with render workers) has staged its pages holds the last whole build only."""
     corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
-    generate_scale(corpus, sessions=PARALLEL_MIN_SESSIONS + 8, seed=14, session_kb=8)
+    monkeypatch.setattr("agenthropic_site.render.site.PARALLEL_MIN_PAGES", FEW_PAGES)  # render workers for a corpus of a few sessions
+    generate_scale(corpus, sessions=FEW_PAGES, seed=14, session_kb=8)
     out.mkdir()
     (out / MARKER).write_bytes(MARKER_TEXT)  # a site with no page yet: what a snapshot may hold
     results = []
@@ -256,7 +257,7 @@ def test_a_snapshot_taken_during_a_build_never_holds_staged_files(tmp_path: Path
         wait_for(lambda: not builder.is_alive() or any("waiting for it to finish before publishing" in line for line in said),
                  "the build never waited to publish")
         assert builder.is_alive(), "the build published under a reader"
-        assert len(staged(out)) > PARALLEL_MIN_SESSIONS  # staged by the render workers and by the build itself
+        assert len(staged(out)) > FEW_PAGES  # staged by the render workers and by the build itself
         assert main(["snapshot", "--site", str(out), "--out", str(tmp_path / "during.tar.gz"), "--no-redact"]) == 0
     builder.join(300)
     assert [result.failed for result in results] == [0]

@@ -1,6 +1,6 @@
 """Parsing and rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
 
-Render workers start only when at least pages.PARALLEL_MIN_SESSIONS session pages are to be
+Render workers start only when at least pages.PARALLEL_MIN_PAGES session and agent pages are to be
 rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions). The in-process tests
 lower both thresholds and the batch of views (`few_workers`, and FEW_WORKERS_BUILD for a build
 in its own process) and build a corpus just above them, so workers share several batches of a
@@ -23,7 +23,7 @@ from fixtures.generate import generate_scale
 
 
 SMALL_BATCH = 4  # views a batch, in place of 64: three batches of sessions, shared between the workers
-SMALL_MIN = 8  # pages to render, or sessions to parse, before workers start (in place of 128 and 32)
+SMALL_MIN = 8  # pages to render, or sessions to parse, before workers start (in place of 256 and 32)
 SMALL_SESSIONS = SMALL_MIN + 4
 
 
@@ -43,7 +43,7 @@ def few_workers(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(views, "VIEW_BATCH", SMALL_BATCH)
     monkeypatch.setattr(parsing, "PARSE_IN_WORKERS_MIN", SMALL_MIN)
-    monkeypatch.setattr(site, "PARALLEL_MIN_SESSIONS", SMALL_MIN)
+    monkeypatch.setattr(site, "PARALLEL_MIN_PAGES", SMALL_MIN)
 
 
 # `agenthropic build` in a process of its own, with the thresholds of `few_workers`.
@@ -54,7 +54,7 @@ from agenthropic_site.model import views
 from agenthropic_site.pipeline import parsing
 from agenthropic_site.render import site
 views.VIEW_BATCH = {SMALL_BATCH}
-parsing.PARSE_IN_WORKERS_MIN = site.PARALLEL_MIN_SESSIONS = {SMALL_MIN}
+parsing.PARSE_IN_WORKERS_MIN = site.PARALLEL_MIN_PAGES = {SMALL_MIN}
 sys.exit(main(sys.argv[1:]))
 """
 

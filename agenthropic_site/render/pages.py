@@ -42,7 +42,13 @@ log = logging.getLogger(__name__)
 # Under this key (no agent id is empty) a session's memo in the layouts beside its transcripts' keeps
 # its search shard's parts: [agent id, the inputs its rows came from, byte length], in shard order.
 SEARCH_PARTS = ""
-PARALLEL_MIN_SESSIONS = 128  # fewer pages to render than this (two batches of views) are not worth starting workers
+# Fewer transcripts than this in the sessions whose pages change (a page each, the main one's the
+# session's) are not worth starting workers: a second or two of one core's work, against the
+# workers' start and the model sent to each (docs/benchmarks.md "Render workers by pages").
+PARALLEL_MIN_PAGES = 256
+# Sessions a worker is sent at a time: small enough that two workers end together on a corpus of a
+# hundred sessions of very different sizes, and never more than a batch of views (VIEW_BATCH).
+RENDER_BATCH = 16
 GRAPHVIZ_MISSING = "notice: Graphviz `dot` is not installed; agent trees are shown as nested lists"
 
 

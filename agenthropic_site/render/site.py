@@ -13,7 +13,7 @@ from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model import views
 from agenthropic_site.render.charts import bar_chart
 from agenthropic_site.render.data import dump, index_json
-from agenthropic_site.render.pages import PARALLEL_MIN_SESSIONS, Renderer, RenderStats, digest_of, site_digest
+from agenthropic_site.render.pages import PARALLEL_MIN_PAGES, RENDER_BATCH, Renderer, RenderStats, digest_of, site_digest
 from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
 from agenthropic_site.render.redact import KINDS
 from agenthropic_site.render.search import sessions_js
@@ -96,14 +96,15 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
     """Render every session's outputs a batch at a time, in worker processes when there are many."""
     model = renderer.model
     ids = list(model.sessions)
-    # A batch of whole views at a time: memory follows the batch, not the corpus.
-    size = views.VIEW_BATCH
-    batches = [ids[start : start + size] for start in range(0, len(ids), size)]
     # Counted only when workers could be used: a one-process build need not look twice.
-    to_render = sum(1 for summary in model.sessions.values() if renderer.page_changed(summary)) if jobs > 1 and in_workers else 0
-    if in_workers is not None and to_render >= PARALLEL_MIN_SESSIONS:
+    changed = [summary for summary in model.sessions.values() if renderer.page_changed(summary)] if jobs > 1 and in_workers else []
+    in_workers = in_workers if sum(len(summary.agent_ids) for summary in changed) >= PARALLEL_MIN_PAGES else None
+    # A batch of whole views at a time: memory follows the batch, not the corpus.
+    size = min(views.VIEW_BATCH, RENDER_BATCH) if in_workers is not None else views.VIEW_BATCH
+    batches = [ids[start : start + size] for start in range(0, len(ids), size)]
+    if in_workers is not None:
         jobs = min(jobs, len(batches))
-        log.info(f"rendering the pages of {to_render} sessions in {jobs} processes")
+        log.info(f"rendering the pages of {len(changed)} sessions in {jobs} processes")
         for template in ("session.html", "agent.html"):
             renderer.env.get_template(template)  # compiled once, into the bytecode cache the workers read
         setup = WorkerSetup(model, renderer.writer.spawn(), renderer.dirs, renderer.site_digest, renderer.redactor is not None)
