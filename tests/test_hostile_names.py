@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 import adversarial as adv
+from agenthropic_site.cli import main
 from conftest import DEMO_NOW, build, session_pages, tree_bytes
 from records import OTHER_SID, SID, assistant, line, usage, user, write
 
@@ -215,11 +216,16 @@ def spawn_chain(corpus: Path, depth: int) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("graphviz", ["dot", "no-dot"])
-def test_a_spawn_chain_1000_deep_does_not_fail_the_session(tmp_path: Path, graphviz: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_spawn_chain_1000_deep_does_not_fail_the_session(tmp_path: Path, graphviz: str, monkeypatch: pytest.MonkeyPatch, said: list[str]) -> None:
     ids = spawn_chain(tmp_path / "corpus", 1000)
     if graphviz == "no-dot":
         monkeypatch.setenv("PATH", str(Path(sys.executable).parent))  # no `dot`: the tree is a nested list
-    assert build(tmp_path / "corpus", tmp_path / "out", tmp_path / "cache") == 0
+    arguments = ["build", "--corpus", str(tmp_path / "corpus"), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW]
+    assert main([*arguments, "--jobs", "2"]) == 0  # not quiet: what it says is looked at
+    # 1,001 pages, but of one session: one process renders them (no worker would share the work).
+    # (Not quiet, so a build with workers would say so here; without `dot` it says that instead.)
+    assert not any(line.startswith("rendering the pages of") for line in said), said
+    assert any("Graphviz `dot` is not installed" in line for line in said) == (graphviz == "no-dot"), said
     out = tmp_path / "out"
     assert index_data(out)["report"]["failed_sessions"] == []
     data = session_data(out)

@@ -98,9 +98,11 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
     ids = list(model.sessions)
     # Counted only when workers could be used: a one-process build need not look twice.
     changed = [summary for summary in model.sessions.values() if renderer.page_changed(summary)] if jobs > 1 and in_workers else []
-    in_workers = in_workers if sum(len(summary.agent_ids) for summary in changed) >= PARALLEL_MIN_PAGES else None
-    # A batch of whole views at a time: memory follows the batch, not the corpus.
-    size = min(views.VIEW_BATCH, RENDER_BATCH) if in_workers is not None else views.VIEW_BATCH
+    # A batch of whole views at a time: memory follows the batch, not the corpus. Workers take
+    # smaller ones, and only for many pages in more than one batch (a session's pages are one process's).
+    size = min(views.VIEW_BATCH, RENDER_BATCH)
+    if len(ids) <= size or sum(len(summary.agent_ids) for summary in changed) < PARALLEL_MIN_PAGES:
+        in_workers, size = None, views.VIEW_BATCH
     batches = [ids[start : start + size] for start in range(0, len(ids), size)]
     if in_workers is not None:
         jobs = min(jobs, len(batches))
