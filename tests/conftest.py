@@ -145,9 +145,12 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "site"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
-    """One headless Chromium per test module, the system's (tests/test_browser.py says why and how)."""
+    """One headless Chromium for the run (for each of its workers), the system's (tests/test_browser.py says why and how).
+
+    Each test gets a fresh context of it (`context`): its own storage, cookies and pages.
+    """
     from playwright.sync_api import sync_playwright
 
     from test_browser import CHROMIUM, FLAGS
