@@ -538,9 +538,11 @@ def machine() -> str:
 def row(metric: str, ours: float | None, theirs: float | None, fmt: str, target: float | None, ratio_of_runs: float | None = None) -> str:
     """One table row; `ratio_of_runs` (the median of each run's own ratio) stands for ours / theirs when given."""
     def cell(value: float | None) -> str:
+        if value == float("inf"):
+            return f"none in {WATCH_TIMEOUT:.0f} s"  # a watch that never rewrote the page
         return "n/a" if value is None else format(value, fmt)
 
-    if ours is None or theirs is None or not theirs:
+    if ours is None or theirs is None or not theirs or float("inf") in (ours, theirs):
         ratio, met = "—", "—" if target is None else "n/a"
     else:
         value = ours / theirs if ratio_of_runs is None else ratio_of_runs
