@@ -162,14 +162,20 @@ def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[
     renders to the same bytes, so after an append only the new messages and those whose context
     changed (a result arrived, a turn grew) are rendered to be measured.
     """
-    # Narrowed once for its key here and again for a message rendered later: a narrowed context
-    # per message, kept, would be 15 MB for a 60 MB session.
-    keys = [message_key(message, index, narrowed(context, message, index)) for index, message in enumerate(messages)]
-    layout = Layout(messages, context, keys, [], [], [], {})
+    layout = Layout(messages, context, [], [], [], [], {})
     known = known or {}
-    for index, key in enumerate(keys):
+    for index, message in enumerate(messages):
+        # A message measured here is rendered from the context its key was made of; one rendered
+        # later (its size known) is narrowed again then: a narrowed context per message, kept,
+        # would be 15 MB for a 60 MB session.
+        narrow = narrowed(context, message, index)
+        key = message_key(message, index, narrow)
+        layout.keys.append(key)
         size = known.get(key)
-        layout.sizes.append(len(layout.fragment(index).encode("utf-8")) if size is None else size)
+        if size is None:
+            layout.fragments[index] = _fitting(message, index, narrow)
+            size = len(layout.fragments[index].encode("utf-8"))
+        layout.sizes.append(size)
     layout.pages = paginate(layout.sizes)
     page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
     layout.outline = [
