@@ -260,3 +260,16 @@ def test_a_damaged_stamp_is_never_trusted(demo_corpus: Path, tmp_path: Path, dam
 def test_the_wall_cut_off_is_the_config_cut_off(now_ns: int, minutes: int) -> None:
     now = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=now_ns // 1000)
     assert stamp.wall_cutoff(now_ns // 1000 * 1000, minutes) == stale_cutoff(now, minutes)
+
+
+def test_a_build_run_from_a_deleted_folder_builds_and_keys_no_stamp_on_it(demo_corpus: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    words = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "-q"]
+    script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); from agenthropic_site.entry import main; sys.exit(main())"
+    for _ in range(2):  # a first build, then one with nothing to do: neither answered from the stamp
+        done = subprocess.run([sys.executable, "-c", script, *words], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        gone.mkdir()
+    body = stamp.read(tmp_path / "cache")
+    assert body is not None and "invocation" not in body

@@ -81,9 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from agenthropic_site.pipeline import stamp
 
     try:
-        # Not with -v: a run that explains each decision must run the build, not answer from the stamp.
-        words = None if args.verbose else stamp.invocation(getattr(args, "words", ()), os.environ, os.getcwd())
-        config = dataclasses.replace(build_config(args), live_clock=not _fixed_clock(args), invocation=words)
+        config = dataclasses.replace(build_config(args), live_clock=not _fixed_clock(args), invocation=_invocation(args))
         if config.theme is not None and not (config.theme / "templates").is_dir() and not (config.theme / "static").is_dir():
             raise ConfigError(f"theme folder has neither templates/ nor static/: {config.theme}")
         # Nothing changed since the last build of this folder: said without loading the pipeline
@@ -101,6 +99,19 @@ def run(args: argparse.Namespace) -> int:
 
         print(printable(repair_line(result.cache_repairs)), file=sys.stderr)  # even with -q: the user's cache was damaged
     return tell(vars(result), os.fspath(config.out), args.quiet)
+
+
+def _invocation(args: argparse.Namespace) -> str | None:
+    """Return what the stamp of this build is keyed on (pipeline/stamp.py invocation); None for none."""
+    if args.verbose:
+        return None  # a run that explains each decision runs the build, never answers from the stamp
+    try:
+        folder = os.getcwd()
+    except OSError:
+        return None  # run from a folder since deleted: nothing to key a stamp on
+    from agenthropic_site.pipeline.stamp import invocation
+
+    return invocation(getattr(args, "words", ()), os.environ, folder)
 
 
 def _fixed_clock(args: argparse.Namespace) -> bool:
