@@ -99,7 +99,8 @@ def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None
     """Write the stamp of a build that completed (its cache closed, its output published)."""
     # Its files are not looked at one by one here: the build has just published them, and the
     # check that reads the stamp looks at every one before it trusts it.
-    after = _after(scope_of(config), check_files=False)
+    scope = scope_of(config)
+    after = _after(scope, check_files=False)
     if after is None:
         return
     fields = {**before, **after, **{key: str(getattr(facts, key)) for key in COUNTS}}
@@ -107,15 +108,15 @@ def record(config: BuildConfig, before: dict[str, str], facts: NoChange) -> None
         value = getattr(facts, key)
         if value is not None:
             fields[key] = value
-    _write(config, fields)
+    _write(config, scope, fields)
 
 
-def _write(config: BuildConfig, fields: dict[str, str]) -> None:
-    """Write a stamp of these measures and counts for the command line and options of `config`."""
+def _write(config: BuildConfig, scope: Mapping[str, str], fields: dict[str, str]) -> None:
+    """Write a stamp of these measures and counts for the command line and options of `config` (`scope` is scope_of(config))."""
     from agenthropic_site.config import stale_cutoff
 
     fields = {key: value for key, value in fields.items() if not key.startswith("scope.") and key != "invocation"}
-    fields.update({f"scope.{key}": value for key, value in scope_of(config).items()})
+    fields.update({f"scope.{key}": value for key, value in scope.items()})
     # A build whose clock is the wall clock is answered at the clock of the check; one given
     # --now or SOURCE_DATE_EPOCH (part of its command line) at the clock it ran at.
     fields["clock"] = "wall" if config.live_clock else "fixed"
@@ -179,7 +180,7 @@ def unchanged(config: BuildConfig) -> tuple[BuildResult | None, dict[str, str]]:
     if body is None or not _holds(body, scope, stale_cutoff(config.now, config.watchdog_minutes), measured):
         return None, measured
     if config.invocation is not None and body.get("invocation") != config.invocation:
-        _write(config, body)  # the next run of this command line is answered before its options are parsed
+        _write(config, scope, body)  # the next run of this command line is answered before its options are parsed
     from agenthropic_site.pipeline.result import BuildResult
 
     sessions, reused, failed, excluded, skips = (int(body[key]) for key in COUNTS)
