@@ -26,7 +26,8 @@ def test_ruff_finds_nothing() -> None:
 
 @pytest.mark.slow
 def test_mypy_finds_nothing() -> None:
-    # No cache (/dev/null): the test leaves no file in the checkout.
-    done = run_tool("mypy", "--cache-dir", "/dev/null")
+    # The checkout's .mypy_cache, as `make lint` uses (ignored by git): after `make lint`, as in
+    # .ci/run, mypy checks again only what changed (0.2 s instead of 5 s from nothing).
+    done = run_tool("mypy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success" in done.stdout

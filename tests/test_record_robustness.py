@@ -243,7 +243,13 @@ def _build_inputs(main_head: list[dict], main_tail: list[dict], agents: dict) ->
 @pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sessions(), st.randoms(use_true_random=False))
-def test_any_evidence_parses_and_links_the_same_in_any_order(session, rng: random.Random) -> None:
+def test_any_evidence_parses_links_and_sorts_the_same_in_any_order(session, rng: random.Random) -> None:
+    """Two properties of each drawn session: drawing one takes most of the time, so they share their examples."""
+    _parses_and_links_the_same_in_any_order(session, rng)
+    _collected_evidence_sorts_totally_and_chooses_the_same_edges_in_any_order(session, rng)
+
+
+def _parses_and_links_the_same_in_any_order(session, rng: random.Random) -> None:
     main_head, main_tail, agents = session
     main, files = _build_inputs(main_head, main_tail, agents)
     parsed = parse(main, *files)
@@ -260,10 +266,7 @@ def test_any_evidence_parses_and_links_the_same_in_any_order(session, rng: rando
     assert links(again) == links(parsed)
 
 
-@pytest.mark.slow
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(sessions(), st.randoms(use_true_random=False))
-def test_collected_evidence_sorts_totally_and_chooses_the_same_edges_in_any_order(session, rng: random.Random) -> None:
+def _collected_evidence_sorts_totally_and_chooses_the_same_edges_in_any_order(session, rng: random.Random) -> None:
     main_head, main_tail, agents = session
     main, files = _build_inputs(main_head, main_tail, agents)
     facts = [scan_records(TranscriptFacts(SID, MAIN, "main", SID), decode_jsonl(MAIN, main).records)]
