@@ -29,13 +29,10 @@ site: $(STAMP)
 screenshots: site
 	$(BIN)/python docs/screenshots.py --site site --out docs/screenshots
 
-# Tests run two workers a core (pytest-xdist): about a third of the suite's time is spent waiting
-# on the builds, watches, servers and Chromium it starts, and a second worker a core fills it
-# (docs/benchmarks.md "Test suite"). An idle worker takes tests queued for another (worksteal),
-# so one slow test at the end does not hold the run. `make test TEST_WORKERS=1` runs them one by one.
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))')
+# Tests run on every core (pytest-xdist): most of them start builds, browsers or servers; an idle
+# worker takes tests queued for another (worksteal), so one slow test at the end does not hold the run.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # ruff over the repository and mypy over the package, with the settings in pyproject.toml
 # (tests/test_code_quality.py runs the same two, so `make test` keeps them clean too).
