@@ -302,6 +302,39 @@ def test_choose_edges_is_a_function_of_the_set_of_claims(evidence: list[Evidence
     assert SID not in chosen
 
 
+MANY = tuple(f"k{index}" for index in range(1, 9))
+many_claims = st.builds(Evidence, st.integers(0, len(EDGE_SOURCES) - 1), st.sampled_from([*MANY, SID]), st.sampled_from([*MANY, SID]),
+                        st.none() | st.sampled_from(["toolu_1", ""]))
+
+
+def chosen_by_walking(evidence: list[Evidence], agents: set[str], main_id: str) -> tuple[dict[str, Evidence], list[str]]:
+    """The rule spelled out: take claims best first, refusing one whose parent's chain of parents reaches its child."""
+    chosen: dict[str, Evidence] = {}
+    refused = []
+    for claim in sorted(set(evidence), key=Evidence.key):
+        if claim.child == main_id or claim.child not in agents or claim.parent not in agents or claim.child in chosen:
+            continue
+        chain = [claim.parent]
+        while chain[-1] in chosen:
+            chain.append(chosen[chain[-1]].parent)
+        if claim.child in chain:
+            refused.append(claim.child)
+        else:
+            chosen[claim.child] = claim
+    return chosen, refused
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(many_claims, max_size=60))
+def test_choose_edges_refuses_exactly_the_claims_that_close_a_cycle(evidence: list[Evidence]) -> None:
+    # Eight agents and up to sixty claims: chains long enough for the shortened walks to matter.
+    warnings: list[Warning] = []
+    chosen = choose_edges(evidence, {SID, *MANY}, SID, warnings)
+    expected, refused = chosen_by_walking(evidence, {SID, *MANY}, SID)
+    assert chosen == expected
+    assert [(w.code, w.agent_id) for w in warnings] == [("spawn_cycle", child) for child in refused]
+
+
 def test_odd_envelope_values_never_fail_the_session() -> None:
     # Values read after the scan (versions, cwd, titles) are ordered or compared too: a version
     # whose "digits" are not ASCII once raised ValueError in the session's description.

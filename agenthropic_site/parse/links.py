@@ -141,28 +141,34 @@ def prompt_match_evidence(facts: list[TranscriptFacts], unlinked: set[str], used
 def choose_edges(evidence: list[Evidence], agents: set[str], main_id: str, warnings: list[Warning]) -> dict[str, Evidence]:
     """Pick at most one parent per agent: best rank first, never the main agent, never a cycle."""
     chosen: dict[str, Evidence] = {}
+    above: dict[str, str] = {}  # a linked agent -> an agent higher up its chain (its parent, or nearer the top)
     for claim in sorted(set(evidence), key=Evidence.key):
         child, parent = claim.child, claim.parent
         if child == main_id or child not in agents or parent not in agents or child in chosen:
             continue
-        if _is_ancestor(child, parent, chosen):
+        # The child has no parent yet, so it tops its own chain: the link closes a cycle exactly
+        # when the parent's chain leads up to the child (or is the child).
+        if _top(parent, above) == child:
             warnings.append(Warning("spawn_cycle", f"ignored {claim.source} link {parent} -> {child}: it would close a cycle", child))
             continue
         chosen[child] = claim
+        above[child] = parent
     return chosen
 
 
-def _is_ancestor(candidate: str, node: str, chosen: dict[str, Evidence]) -> bool:
-    seen = set()
-    while node not in seen:
-        if node == candidate:
-            return True
-        seen.add(node)
-        parent = chosen.get(node)
-        if parent is None:
-            return False
-        node = parent.parent
-    return False
+def _top(node: str, above: dict[str, str]) -> str:
+    """Return the agent at the top of `node`'s chain, pointing every agent passed straight at it.
+
+    Shortening the chains as they are walked (a union-find's path compression) keeps a hostile
+    spawn chain thousands deep linear to link, where walking each parent's whole chain was quadratic.
+    """
+    passed = []
+    while node in above:
+        passed.append(node)
+        node = above[node]
+    for agent in passed:
+        above[agent] = node
+    return node
 
 
 def edges_of(chosen: dict[str, Evidence]) -> list[Edge]:
