@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from markupsafe import Markup, escape
 
 from agenthropic_site.model.insights import LONG_CONTEXT_TOKENS, ContextPoint, Week, context_limit
-from agenthropic_site.model.views import SessionView
+from agenthropic_site.model.views import AgentView, SessionView
 
 WIDTH, HEIGHT, PAD = 640, 160, 24
 AXIS = WIDTH - 2 * PAD
@@ -67,7 +67,10 @@ def day_ticks(first: date, last: date) -> list[tuple[date, str]]:
     day_px = AXIS / span
     for days, months in _TICK_STEPS:
         if days:
-            ticks = [(day, day.isoformat()) for day in (first + timedelta(days=offset) for offset in range(0, span, days))]
+            offsets = range(0, span, days)
+            if len(offsets) > MAX_TICKS:  # too many to label: do not make a date for each (a corpus of years has thousands of days)
+                continue
+            ticks = [(day, day.isoformat()) for day in (first + timedelta(days=offset) for offset in offsets)]
             spacing, chars = days * day_px, 10
         else:
             ticks = [(day, day.isoformat()[:7] if months < 12 else str(day.year)) for day in _month_ticks(first, last, months)]
@@ -325,8 +328,13 @@ def week_chart(weeks: Sequence[tuple[date, Decimal | int]], label: str, money: b
     return Markup("".join(parts))
 
 
-def session_context_chart(session: SessionView, agent_id: str | None = None, points: Sequence[ContextPoint] | None = None) -> Markup:
-    """Draw a session's context growth (every agent), or one agent's (`points`, its own, when the caller has them), with the boundaries drawn."""
+def session_context_chart(session: SessionView, agent_id: str | None = None, points: Sequence[ContextPoint] | None = None,
+                          agents: Mapping[str, AgentView] | None = None) -> Markup:
+    """Draw a session's context growth (every agent), or one agent's (`points`, its own, when the caller has them), with the boundaries drawn.
+
+    `agents` (the session's agents by id, when the caller has them) names the drawn agents without
+    walking every agent: each of a 1,000-agent session's pages draws one.
+    """
     if points is None:
         points = [point for point in session.context if agent_id is None or point.agent_id == agent_id]
     boundaries = [
@@ -334,10 +342,10 @@ def session_context_chart(session: SessionView, agent_id: str | None = None, poi
         for c in session.compactions
         if c.at and (agent_id is None or c.agent_id == agent_id)
     ]
-    # Only the agents drawn are named: an agent page of a session of 1,000 agents names one.
     drawn = {point.agent_id for point in points}
+    named = [agents[drawn_id] for drawn_id in drawn if drawn_id in agents] if agents is not None else [a for a in session.agents if a.agent_id in drawn]
     labels = {agent.agent_id: "main" if agent.agent_id == session.session_id else agent.description or agent.agent_type or agent.agent_id
-              for agent in session.agents if agent.agent_id in drawn}
+              for agent in named}
     return context_chart(points, boundaries, labels, "context size per request over time")
 
 
