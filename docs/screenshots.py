@@ -97,14 +97,15 @@ def _shoot(browser, site: Path, out: Path, width: int, height: int) -> dict[str,
     context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1,
                                   color_scheme="light", reduced_motion="reduce")
     context.set_default_timeout(15_000)
+    # One page for every picture: opening a page starts a renderer process, about as long as loading one.
+    problems: list[str] = []
+    page = context.new_page()
+    page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
+    page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
+    page.on("requestfailed", lambda request: problems.append(f"requestfailed: {request.url}"))
     try:
         for name, (which, anchor) in SHOTS.items():
-            problems: list[str] = []
-            page = context.new_page()
-            # Each page gets its own listeners, bound to its own list (default arguments, not the loop variable).
-            page.on("console", lambda message, problems=problems: message.type == "error" and problems.append(f"console: {message.text}"))
-            page.on("pageerror", lambda error, problems=problems: problems.append(f"pageerror: {error}"))
-            page.on("requestfailed", lambda request, problems=problems: problems.append(f"requestfailed: {request.url}"))
+            problems.clear()
             page.goto(pages[which].resolve().as_uri(), wait_until="load")
             top = 0.0
             if anchor is not None:
@@ -117,7 +118,6 @@ def _shoot(browser, site: Path, out: Path, width: int, height: int) -> dict[str,
             written[name] = out / f"{name}.png"
             clip = {"x": 0, "y": top, "width": width, "height": min(height, total - top)}
             page.screenshot(path=written[name], full_page=True, clip=clip, animations="disabled")
-            page.close()
     finally:
         context.close()
     return written
