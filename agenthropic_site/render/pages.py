@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import orjson
@@ -30,12 +30,14 @@ from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of, unpack_sizes
-from agenthropic_site.render.redact import Redactor
 from agenthropic_site.render.search import entries_of, shard_part, shard_pieces, split_shard
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
 from agenthropic_site.render.writer import Pieces, SiteWriter
+
+if TYPE_CHECKING:
+    from agenthropic_site.render.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +99,13 @@ def site_digest(model: SiteModel, dirs: list[Path], redact: bool) -> str:
         f"{model.lower_bound}|{model.unknown_spend}|"
         f"{shutil.which('dot') is not None}|redact={redact}|tz={model.usage.tz}".encode(),
     )
+
+
+def _redactor() -> Redactor:
+    """Return a new Redactor (its module is imported here, by builds with --redact only)."""
+    from agenthropic_site.render.redact import Redactor
+
+    return Redactor()
 
 
 @dataclass
@@ -161,7 +170,8 @@ class Renderer:
         # (render/site.py masks the model's own texts); the masks in a session are counted for
         # the report and kept by the pipeline by the session's inputs, so a session whose pages
         # are not rendered is not read to count them.
-        self.redactor = Redactor() if redact else None
+        # The masks' patterns are compiled on import (6 ms): only a build with --redact loads them.
+        self.redactor = _redactor() if redact else None
         self.previous_redactions = source.redaction_counts() if redact else {}
         self.redactions: dict[str, list[Any]] = {}  # session -> [inputs digest, {kind: masks in its view and transcripts}]
         # Each session's files from the last build besides its JSON and page (transcript and agent
@@ -211,7 +221,7 @@ class Renderer:
         ):
             self.redactions[sid] = previous
             return None
-        masks = Redactor()
+        masks = _redactor()
         self.redactions[sid] = [key, masks.counts]
         return masks
 
@@ -219,7 +229,7 @@ class Renderer:
         """Load one agent's transcript, masked with --redact (its masks counted by `masks` when given)."""
         messages = self.source.transcript(sid, agent_id)
         if self.redactor is not None:
-            (masks or Redactor()).messages(messages)
+            (masks or _redactor()).messages(messages)
         return messages
 
     def page_changed(self, summary: SessionSummary) -> bool:
@@ -285,7 +295,7 @@ class Renderer:
         view = self.source.view(sid)
         apply_watchdog(view, self.model.stale_before)
         if self.redactor is not None:
-            (masks or Redactor()).view(view)
+            (masks or _redactor()).view(view)
         return view
 
     def _context(self, lookups: SessionLookups, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],

@@ -15,7 +15,6 @@ from agenthropic_site.render.charts import bar_chart
 from agenthropic_site.render.data import dump, index_json
 from agenthropic_site.render.pages import PARALLEL_MIN_PAGES, RENDER_BATCH, Renderer, RenderStats, digest_of, site_digest
 from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
-from agenthropic_site.render.redact import KINDS
 from agenthropic_site.render.search import sessions_js
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import static_files, theme_dirs
@@ -61,6 +60,8 @@ def render_site(
         totals = Counter(renderer.redactor.counts)
         for _, counts in renderer.redactions.values():
             totals.update(counts)
+        from agenthropic_site.render.redact import KINDS  # loaded by the Renderer already, with --redact only
+
         model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
     every = "|".join(f"{sid}:{digest}" for sid, digest in renderer.session_digest.items())
     index_bytes = dump(index_json(model))
