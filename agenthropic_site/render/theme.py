@@ -45,6 +45,9 @@ def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> jinja2.En
     return jinja2.Environment(
         loader=loader,
         bytecode_cache=_bytecode_cache_class()(disk),
+        # An environment lives for one build (a watch makes a new one for each): a template loaded
+        # once in it need not be stat-ed again on every page to see whether its file changed.
+        auto_reload=False,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -55,6 +58,7 @@ def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> jinja2.En
 
 _BYTECODE_CLASS: list[type] = []
 _COMPILED: dict[str, bytes] = {}  # this process's compiled templates, by name and source checksum
+_DUMPED: set[tuple[str, str]] = set()  # (cache folder, name and checksum) this process wrote there
 
 
 def _bytecode_cache_class() -> type:
@@ -70,25 +74,34 @@ def _bytecode_cache_class() -> type:
         Environment: keyed by each template's name and source, a template is compiled once.
         """
 
-        def __init__(self, disk: jinja2.BytecodeCache | None) -> None:
+        def __init__(self, disk: jinja2.FileSystemBytecodeCache | None) -> None:
             self.disk = disk
 
         def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-            compiled = _COMPILED.get(bucket.key + bucket.checksum)
+            key = bucket.key + bucket.checksum
+            compiled = _COMPILED.get(key)
             if compiled is not None:
                 bucket.bytecode_from_string(compiled)
-                if self.disk is not None:
-                    self.disk.dump_bytecode(bucket)  # render workers, other processes, read it from the folder
+                # Render workers, and other processes, read it from the folder: written once a process.
+                if self.disk is not None and (self.disk.directory, key) not in _DUMPED:
+                    self._to_disk(bucket, key)
                 return
             if self.disk is not None:
                 self.disk.load_bytecode(bucket)
                 if bucket.code is not None:
-                    _COMPILED[bucket.key + bucket.checksum] = bucket.bytecode_to_string()
+                    _COMPILED[key] = bucket.bytecode_to_string()
+                    _DUMPED.add((self.disk.directory, key))
 
         def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-            _COMPILED[bucket.key + bucket.checksum] = bucket.bytecode_to_string()
+            key = bucket.key + bucket.checksum
+            _COMPILED[key] = bucket.bytecode_to_string()
             if self.disk is not None:
-                self.disk.dump_bytecode(bucket)
+                self._to_disk(bucket, key)
+
+        def _to_disk(self, bucket: jinja2.bccache.Bucket, key: str) -> None:
+            assert self.disk is not None
+            self.disk.dump_bytecode(bucket)
+            _DUMPED.add((self.disk.directory, key))
 
     _BYTECODE_CLASS.append(ProcessBytecodeCache)
     return ProcessBytecodeCache
