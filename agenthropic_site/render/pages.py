@@ -353,11 +353,12 @@ class Renderer:
         # What every agent page shows of the session besides its own agent: an append to the main
         # transcript changes none of it, so the pages of agents it did not touch are kept unread.
         # (Of the compactions, agent pages show which agent's and when, not what they cost.)
-        shown = repr((
+        # Digested once: it names every agent, and each of a 1,000-agent session's pages hashed it.
+        shown = digest_of(repr((
             project.key, project.display_name, session.session_id, session.title, session.excluded_reason,
             [(compaction.agent_id, compaction.at) for compaction in session.compactions],
             [(agent.agent_id, agent.description, agent.agent_type, agent.has_transcript) for agent in session.agents], session.edges,
-        ))
+        )).encode())
         stored = self.source.transcript_digests(sid)
         paged = {rel.split("/")[3] for rel in self.previous_of_session.get(sid, ()) if rel.startswith(f"sessions/{sid}/agents/") and rel.count("/") == 4}
         last_parts = _LastShard(self, sid, known.get(SEARCH_PARTS))
