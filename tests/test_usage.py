@@ -11,6 +11,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, check_zone, parse_instant
@@ -224,6 +226,33 @@ def test_short_time_shows_the_chosen_zone() -> None:
     assert short_time("2025-10-08T09:31:41.687Z", ZoneInfo("Asia/Kolkata")) == "2025-10-08 15:01"
     assert short_time("2025-10-08T09:31:41.687Z") == "2025-10-08 09:31"
     assert short_time(None, ZoneInfo("Asia/Kolkata")) == "—"
+
+
+def parsed_and_formatted(instant: str) -> str:
+    """short_time's rule spelled out: parse the instant, show it in UTC; as written when it does not parse."""
+    try:
+        moment = datetime.fromisoformat(instant)
+    except ValueError:
+        return f"{instant[:10]} {instant[11:16]}"
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+instant_parts = st.tuples(
+    st.sampled_from(["2026", "1000", "9999", "0999", "0005"]) | st.text("0123456789", min_size=4, max_size=4),
+    st.sampled_from(["01", "02", "12", "13", "00"]), st.sampled_from(["01", "28", "29", "30", "31", "32", "00"]),
+    st.sampled_from(["00", "12", "23", "24", "99"]), st.sampled_from(["00", "07", "59", "60"]),
+    st.sampled_from(["", ":00", ":59", ":60", ":05.123", ":05.1234567"]), st.sampled_from(["Z", "+00:00", "+05:30", "", "z"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(instant_parts)
+def test_short_time_in_utc_shows_what_parsing_and_formatting_would(parts: tuple[str, ...]) -> None:
+    # A UTC instant as transcripts write it is shown from its own digits: never other text than
+    # parsing would give, for valid and invalid dates, leap seconds, years before 1000 and offsets.
+    year, month, day, hour, minute, seconds, offset = parts
+    instant = f"{year}-{month}-{day}T{hour}:{minute}{seconds}{offset}"
+    assert short_time(instant) == parsed_and_formatted(instant)
 
 
 def test_every_page_states_the_zone_and_shows_times_in_it(zoned_site: tuple[str, Path]) -> None:
