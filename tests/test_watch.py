@@ -121,7 +121,10 @@ def _burst_then_recovery(settings: BuildConfig, theme: Path, state: WatchState, 
         assert built[1] == built[0] + 20 * 5  # the one rebuild after the burst read all of it
         good = (settings.out / "index.html").read_bytes()
         (theme / "report.html").write_text("{% broken")  # a theme with a syntax error: the build fails
-        wait_for(lambda: state.counts["build-error"] >= 1, what="the failing build")
+        # Waited for by `last`, which the loop sets after it counts and logs the pass: a wait on the
+        # count could end before `last` says "build-error", and the wait for the recovery below
+        # would then end at once on the "ingested" still there.
+        wait_for(lambda: state.last == "build-error", what="the failing build")
         assert state.counts["ingested"] == 2  # one rebuild for the whole burst: none between it and the theme change
         assert (settings.out / "index.html").read_bytes() == good  # the last good site stays
         assert any(line.startswith("watch: build-error") for line in lines)
