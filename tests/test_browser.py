@@ -69,13 +69,33 @@ class Opened:
         page.goto(path.as_uri(), wait_until="load")
 
 
+# Each demo page's insight chart (a selector) and the marks it is made of; the transcript page has none.
+INSIGHT_CHARTS = {
+    "index": ("section.usage svg.chart.blocks", "rect.bar.busiest"),
+    "session": ("section.context-growth svg.context-chart", "polyline.series"),
+    "agent": ("svg.context-chart", "polyline.series"),
+    "project": ("section.weeks svg.chart", "rect.bar"),
+}
+
+
 @pytest.mark.parametrize("which", ["index", "project", "session", "agent", "transcript"])
-def test_demo_pages_load_cleanly_from_file_urls(demo_site: Path, context, which: str) -> None:
+def test_demo_pages_load_cleanly_from_file_urls_and_draw_their_charts(demo_site: Path, context, which: str) -> None:
+    """Each demo page loads from file:// with its script running and no console error; its insight chart shows, with its marks.
+
+    (One test opens each page for both: opening a page costs Chromium about as much as the checks.)
+    """
     opened = Opened(context, demo_pages(demo_site)[which])
     page = opened.page
     assert page.locator("h1").first.is_visible()
     # site.js ran: the Content-Security-Policy's script-src 'self' admits it under file://.
     assert page.evaluate("document.documentElement.classList.contains('js')")
+    if which in INSIGHT_CHARTS:
+        chart, marks = INSIGHT_CHARTS[which]
+        drawn = page.locator(chart).first
+        assert drawn.is_visible()
+        box = drawn.bounding_box()
+        assert box is not None and box["width"] > 200 and box["height"] > 80
+        assert drawn.locator(marks).count() >= 1
     assert opened.problems == []
 
 
@@ -336,21 +356,4 @@ def test_demo_transcripts_read_like_what_happened(demo_site: Path, context) -> N
     edit.locator("summary").first.click()
     assert edit.locator("del.diff-del").first.is_visible() and edit.locator("ins.diff-add").first.is_visible()
     assert page.locator("details.call div.result").count() >= 1
-    assert opened.problems == []
-
-
-@pytest.mark.parametrize(("which", "chart", "marks"), [
-    ("index", "section.usage svg.chart.blocks", "rect.bar.busiest"),
-    ("session", "section.context-growth svg.context-chart", "polyline.series"),
-    ("agent", "svg.context-chart", "polyline.series"),
-    ("project", "section.weeks svg.chart", "rect.bar"),
-])
-def test_insight_charts_are_drawn(demo_site: Path, context, which: str, chart: str, marks: str) -> None:
-    """Each insight chart shows on its page, with the marks it is made of, and no console error."""
-    opened = Opened(context, demo_pages(demo_site)[which])
-    drawn = opened.page.locator(chart).first
-    assert drawn.is_visible()
-    box = drawn.bounding_box()
-    assert box is not None and box["width"] > 200 and box["height"] > 80
-    assert drawn.locator(marks).count() >= 1
     assert opened.problems == []
