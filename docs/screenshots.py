@@ -3,10 +3,12 @@
     make screenshots                                   # builds the demo site, then runs this
     .venv/bin/python docs/screenshots.py [--site site] [--out docs/screenshots]
 
-Writes index.png, session.png, agent.png and report.png into the output folder, each one
-viewport wide and at most one viewport high (default 1280x900 at device scale 1, light colour
-scheme): the index page, the Agents section (graph and agent table) of the demo session with
-the most agents, the first subagent page of that session, and the build report. The session is
+Writes one PNG for each entry of SHOTS into the output folder (index, usage, project, session,
+context, agent, transcript and report), each one viewport wide and at most one viewport high
+(default 1280x900 at device scale 1, light colour scheme): the index page and its usage section,
+a project's weekly charts, the Agents section (graph and agent table) and the context growth of
+the demo session with the most agents, the first subagent page of that session, the first page
+of its transcript, and the build report. The pictures are taken in one page, one after the other. The session is
 chosen from the site's JSON mirror (data/sessions/*.json), so the script works on any built site
 whose busiest session has a subagent. A page that logs a console error, throws or fails a
 request stops the script (exit code 1) rather than leaving a picture of a broken page.
@@ -126,8 +128,8 @@ def _shoot(browser, site: Path, out: Path, width: int, height: int) -> dict[str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="docs/screenshots.py",
-        description="Take PNG screenshots of a built agenthropic site (index, busiest session's graph, "
-                    "one agent page, build report) with the system's headless Chromium.",
+        description="Take PNG screenshots of a built agenthropic site (index, usage, a project, the busiest session's "
+                    "graph and context growth, one agent page, a transcript page, the build report) with the system's headless Chromium.",
         epilog="Build the site first (`make site`); `make screenshots` does both.")
     parser.add_argument("--site", type=Path, default=REPO / "site", help="the built site folder (default: site/ in the repository)")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots",
