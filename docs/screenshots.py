@@ -8,10 +8,10 @@ context, agent, transcript and report), each one viewport wide and at most one v
 (default 1280x900 at device scale 1, light colour scheme): the index page and its usage section,
 a project's weekly charts, the Agents section (graph and agent table) and the context growth of
 the demo session with the most agents, the first subagent page of that session, the first page
-of its transcript, and the build report. The pictures are taken in one page, one after the other. The session is
-chosen from the site's JSON mirror (data/sessions/*.json), so the script works on any built site
-whose busiest session has a subagent. A page that logs a console error, throws or fails a
-request stops the script (exit code 1) rather than leaving a picture of a broken page.
+of its transcript, and the build report, one after the other in one page. The session is chosen
+from the site's JSON mirror (data/sessions/*.json), so the script works on any built site whose
+busiest session has a subagent. A page that logs a console error, throws or fails a request
+stops the script (exit code 1) rather than leaving a picture of a broken page.
 
 Chromium is the system's (Debian's `chromium` package), driven by Playwright's sync API with
 `executable_path`; `playwright install` is never needed (`--chromium PATH` picks another binary).
