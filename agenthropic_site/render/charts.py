@@ -343,9 +343,9 @@ def session_context_chart(session: SessionView, agent_id: str | None = None, poi
         if c.at and (agent_id is None or c.agent_id == agent_id)
     ]
     drawn = {point.agent_id for point in points}
-    named = [agents[drawn_id] for drawn_id in drawn if drawn_id in agents] if agents is not None else [a for a in session.agents if a.agent_id in drawn]
+    by_id = session.agent_map if agents is None else agents
     labels = {agent.agent_id: "main" if agent.agent_id == session.session_id else agent.description or agent.agent_type or agent.agent_id
-              for agent in named}
+              for agent in (by_id[drawn_id] for drawn_id in drawn if drawn_id in by_id)}
     return context_chart(points, boundaries, labels, "context size per request over time")
 
 
