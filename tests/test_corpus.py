@@ -155,21 +155,20 @@ def test_fingerprint_changes_with_any_file_and_reads_no_content(tmp_path: Path) 
 
 def test_a_project_folder_that_cannot_be_listed_keeps_its_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
-
-    import agenthropic_site.corpus.walk as walk
+    import os
 
     corpus, out, cache = tmp_path / "corpus", tmp_path / "out", tmp_path / "cache"
     minimal_session(corpus)
     minimal_session(corpus, project="-other", sid=OTHER_SID)
     assert build(corpus, out, cache) == 0
-    real_list = walk._list
+    real_scandir = os.scandir
 
-    def flaky(path: str) -> list[str]:
-        if path.endswith("-other"):
+    def flaky(path=".", *args):  # noqa: ANN001, ANN202 - os.scandir's own signature
+        if isinstance(path, str) and path.endswith("-other"):
             raise PermissionError(13, "Permission denied")
-        return real_list(path)
+        return real_scandir(path, *args)
 
-    monkeypatch.setattr(walk, "_list", flaky)
+    monkeypatch.setattr(os, "scandir", flaky)  # for the no-change check's listing and for the walk
     # The failure is simulated: a real one comes with a change of the folder's mode or owner, or of
     # the user running the build, which the no-change check sees. Here the whole build must run.
     (cache / STAMP_FILE).unlink()
@@ -178,6 +177,41 @@ def test_a_project_folder_that_cannot_be_listed_keeps_its_sessions(tmp_path: Pat
     assert {s["session_id"] for s in index["sessions"]} == {SID, OTHER_SID}
     assert index["report"]["unlisted_projects"] == ["-other"]
     assert {"path": "-other/", "reason": "unreadable", "detail": "EACCES", "bytes": None} in index["report"]["skipped"]
+
+
+@pytest.mark.parametrize("entry", ["command line", "run_build"])
+def test_a_build_lists_each_corpus_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    """The walk takes the folders (and their entries' lstat) the no-change check listed for the build's state before."""
+    from collections import Counter
+
+    from agenthropic_site.pipeline.build import run_build
+    from test_incremental import config
+
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "out", tmp_path / "cache"
+    main = minimal_session(corpus)
+    write(corpus / "-home-u-app" / SID / "subagents" / "agent-a1b2c3d.jsonl", user("s1", "do it", session=SID))
+    write(corpus / "-home-u-app" / SID / "subagents" / "workflows" / "run1" / "agent-w1.jsonl", user("w1", "wf", session=SID))
+    write(corpus / "-home-u-app" / "memory" / "notes.md", {"not": "a transcript"})
+    minimal_session(corpus, project="-other", sid=OTHER_SID)
+    assert build(corpus, out, cache) == 0
+    with main.open("ab") as handle:  # a change: the build runs after the check
+        handle.write(line(assistant("a2", "msg_2", "req_2", usage(1, 2))))
+    folders = {os.path.normpath(folder) for folder, _, _ in os.walk(corpus)}
+    assert len(folders) == 8
+    listed: Counter[str] = Counter()
+    real_scandir = os.scandir
+
+    def counted(path=".", *args):  # noqa: ANN001, ANN202 - os.scandir's own signature
+        if isinstance(path, str) and Path(path).is_relative_to(corpus):
+            listed[os.path.normpath(path)] += 1
+        return real_scandir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", counted)
+    if entry == "command line":
+        assert build(corpus, out, cache) == 0  # the check before the parser, then the build
+    else:
+        assert run_build(config(corpus, out, cache)).parsed == 1  # as --watch runs each pass
+    assert listed == Counter(folders)
 
 
 def test_hostile_sidecar_values_never_name_a_path(tmp_path: Path) -> None:

@@ -147,16 +147,22 @@ def _list(path: str) -> list[os.DirEntry[str]]:
 
 
 class _Walker:
-    def __init__(self, root: str, limits: _Limits, sniff_flat: FlatSniffer) -> None:
+    def __init__(self, root: str, limits: _Limits, sniff_flat: FlatSniffer, listed: dict[str, list[os.DirEntry[str]]]) -> None:
         self.root = root
         self.limits = limits
         self.sniff_flat = sniff_flat
+        self.listed = listed
         self.skips: list[Skip] = []
         self.unlisted: list[str] = []
         # project -> session id -> SessionFiles
         self.by_project: dict[str, dict[str, SessionFiles]] = {}
         self.flat: dict[str, list[AgentFile]] = {}
         self.companions: dict[str, dict[str, tuple[list[AgentFile], list[FileRef]]]] = {}
+
+    def list_folder(self, path: str) -> list[os.DirEntry[str]]:
+        """List a folder by name: as already listed for this build (taken once), else now."""
+        entries = self.listed.pop(path, None)
+        return _list(path) if entries is None else sorted(entries, key=lambda entry: entry.name)
 
     def skip(self, rel: str, reason: str, detail: str = "", size: int | None = None) -> None:
         self.skips.append(Skip(rel, reason, detail, size))
@@ -196,7 +202,7 @@ class _Walker:
 
     def walk(self) -> list[str]:
         projects = []
-        for entry in _list(self.root):
+        for entry in self.list_folder(self.root):
             name = entry.name
             st = self.lstat(name, entry)
             if st is None:
@@ -210,7 +216,7 @@ class _Walker:
 
     def walk_project(self, project: str) -> None:
         try:
-            entries = _list(os.path.join(self.root, project))
+            entries = self.list_folder(os.path.join(self.root, project))
         except OSError as exc:
             self.unlisted.append(project)
             self.skip(project + "/", "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
@@ -303,7 +309,7 @@ class _Walker:
         while stack:
             rel_dir, parts = stack.pop()
             try:
-                entries = _list(os.path.join(self.root, *rel_dir.split("/")))
+                entries = self.list_folder(os.path.join(self.root, *rel_dir.split("/")))
             except OSError as exc:
                 self.skip(rel_dir + "/", "unreadable", errno.errorcode.get(exc.errno or 0, str(exc.errno)))
                 continue
@@ -385,12 +391,16 @@ def _classify(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def scan_corpus(root: str, max_file_bytes: int, max_depth: int, sniff_flat: FlatSniffer) -> CorpusScan:
+def scan_corpus(
+    root: str, max_file_bytes: int, max_depth: int, sniff_flat: FlatSniffer, listed: dict[str, list[os.DirEntry[str]]] | None = None,
+) -> CorpusScan:
     """Walk the corpus (real root path) and return its sessions and skips.
 
-    Raises ContainmentError when a link points outside the root.
+    `listed`: folders already listed for this build, by path (pipeline/stamp.py corpus_folders);
+    the walk takes each one it reaches from there, entries and their lstat, instead of listing it
+    again. Raises ContainmentError when a link points outside the root.
     """
-    walker = _Walker(root, _Limits(max_file_bytes, max_depth), sniff_flat)
+    walker = _Walker(root, _Limits(max_file_bytes, max_depth), sniff_flat, {} if listed is None else listed)
     projects = walker.walk()
     sessions = walker.assemble()
     return CorpusScan(

@@ -35,6 +35,7 @@ def run_build(config: BuildConfig, measured: dict[str, str] | None = None) -> Bu
     # Before anything is read: a change made from now on is seen by the next build.
     before = stamp.before_build(config, measured)
     root = real_root(config.corpus)
+    listed = stamp.corpus_folders(root)  # the walk takes the corpus as the state before saw it
     check_folders(config.corpus, config.out, config.cache)
     check_output_path(config.out)
     prices = load_price_table(config.pricing)
@@ -43,7 +44,7 @@ def run_build(config: BuildConfig, measured: dict[str, str] | None = None) -> Bu
     except OSError as exc:  # a read-only file system, no permission, a full disk: before any page
         raise ConfigError(f"cannot prepare the output folder {config.out}: {exc.strerror or exc}") from None
     repairs: list[str] = []
-    result = with_repairs(config, repairs, lambda notes: _build_with_cache(config, root, prices, notes))
+    result = with_repairs(config, repairs, lambda notes: _build_with_cache(config, root, prices, listed, notes))
     result.cache_repairs = repairs
     if result.no_change is not None and not repairs:
         stamp.record(config, before, result.no_change)
@@ -51,11 +52,12 @@ def run_build(config: BuildConfig, measured: dict[str, str] | None = None) -> Bu
 
 
 def _build_with_cache(
-    config: BuildConfig, root: str, prices: PriceTable, repairs: list[str] | None = None,
+    config: BuildConfig, root: str, prices: PriceTable, listed: dict[str, list[os.DirEntry[str]]], repairs: list[str] | None = None,
 ) -> BuildResult:
+    # A second attempt (after a repair) lists again what the first walk took from `listed`.
     cache = Cache(config.cache, wait=config.wait_for_cache, repairs=repairs)
     try:
-        scan, result = scan_and_ingest(cache, root, config, prices)
+        scan, result = scan_and_ingest(cache, root, config, prices, listed)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
         published = read_manifest(config.out)

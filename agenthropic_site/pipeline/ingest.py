@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 
 from agenthropic_site import code_identity
@@ -104,9 +105,9 @@ def _explain_reads(changed: list[SessionFiles], todo: set[str], checkpoints: dic
 
 
 def scan_and_ingest(
-    cache: Cache, root: str, config: BuildConfig, prices: PriceTable
+    cache: Cache, root: str, config: BuildConfig, prices: PriceTable, listed: dict[str, list[os.DirEntry[str]]] | None = None,
 ) -> tuple[CorpusScan, BuildResult]:
-    """Bring the cache up to date with the corpus: walk, then parse what changed."""
+    """Bring the cache up to date with the corpus: walk (taking the folders in `listed` as listed), then parse what changed."""
     if cache.rebuilt_reason:
         log.info(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
     if cache.invalidate_unless(code_identity()):
@@ -121,7 +122,7 @@ def scan_and_ingest(
             cache.put_flat_owner(ref, session_id)
         return session_id
 
-    scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file)
+    scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file, listed)
     for skip in scan.skips:
         log.debug(f"skipped: {skip.path}: {skip.reason}" + (f" ({skip.detail})" if skip.detail else ""))
     repriced = []

@@ -47,6 +47,11 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the check that runs before the parser measured, for the one after it (the same process,
 # moments later): a build that runs takes it as its state before.
 _measured_early: list[tuple[dict[str, str], dict[str, str]]] = []
+# The corpus folders the last listing of the corpus listed, by path, each entry lstat-ed on the way
+# (an os.DirEntry keeps its lstat): the walk of the build that follows takes them (corpus_folders)
+# instead of listing and lstat-ing the corpus a second time (~40 ms at 500 sessions).
+_corpus_listed: dict[str, list[os.DirEntry[str]]] = {}
+_corpus_root: list[str] = []
 
 
 def forget(cache_folder: os.PathLike[str] | str) -> None:
@@ -322,8 +327,20 @@ def _stat_line(st: os.stat_result) -> str:
     return f"{st.st_mode:o} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_nlink}"
 
 
-def _listing(root: str, levels: int) -> str:
-    """List every entry under `root` (lstat, never through a link) down to `levels` folders deep."""
+def corpus_folders(root: str) -> dict[str, list[os.DirEntry[str]]]:
+    """Hand over the folders the last corpus listing of this process listed under `root` (path -> entries), once; {} for none.
+
+    They are the folders the build's state before was measured from: the walk sees the corpus
+    as that state says, and a change made since is seen by the next build.
+    """
+    listed = dict(_corpus_listed) if _corpus_root == [root] else {}
+    _corpus_listed.clear()
+    _corpus_root.clear()
+    return listed
+
+
+def _listing(root: str, levels: int, keep: dict[str, list[os.DirEntry[str]]] | None = None) -> str:
+    """List every entry under `root` (lstat, never through a link) down to `levels` folders deep; keep each folder's entries in `keep`."""
     try:
         lines = [_stat_line(os.lstat(root))]
     except OSError as exc:
@@ -332,14 +349,17 @@ def _listing(root: str, levels: int) -> str:
     is_folder = stat.S_ISDIR
     while folders:
         rel, depth = folders.pop()
+        folder = os.path.join(root, rel) if rel else root
         try:
             # In the folder's own order: should it change with nothing else changing, the whole build
             # runs once more; it never hides a change.
-            with os.scandir(os.path.join(root, rel)) as listed:
+            with os.scandir(folder) as listed:
                 entries = list(listed)
         except OSError as exc:
             lines.append(f"{rel}\0unlisted {exc.errno}")
             continue
+        if keep is not None:
+            keep[folder] = entries
         for entry in entries:
             path = f"{rel}/{entry.name}" if rel else entry.name
             try:
@@ -354,7 +374,10 @@ def _listing(root: str, levels: int) -> str:
 
 
 def _corpus(scope: Mapping[str, str]) -> str:
-    return _listing(os.path.realpath(scope["corpus"]), int(scope["max_depth"]) + LEVELS_ABOVE_SESSIONS)
+    root = os.path.realpath(scope["corpus"])
+    _corpus_listed.clear()
+    _corpus_root[:] = [root]
+    return _listing(root, int(scope["max_depth"]) + LEVELS_ABOVE_SESSIONS, _corpus_listed)
 
 
 def _spool(scope: Mapping[str, str]) -> str:
