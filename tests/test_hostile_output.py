@@ -225,6 +225,37 @@ def test_an_append_opens_each_output_folder_about_once(demo_corpus: Path, tmp_pa
     assert sessions <= len(folders_opened) <= 3 * sessions + 50, sorted(folders_opened)
 
 
+def test_a_build_parses_the_manifest_again_only_when_another_build_published_meanwhile(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenthropic_site.render import writer
+
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    assert build(demo_corpus, out, cache) == 1
+    parsed: list[int] = []
+    real_parse = manifest.parse_manifest
+    monkeypatch.setattr(manifest, "parse_manifest", lambda data: parsed.append(len(data)) or real_parse(data))
+    append_request(demo_corpus)
+    assert build(demo_corpus, out, cache) == 1
+    assert len(parsed) == 1  # read at the start and again under the lock before publishing: the same bytes
+    # Another build publishes between this one's start and its publishing: the manifest is read anew.
+    real_finish = writer.SiteWriter.finish
+
+    def after_another_build(self: writer.SiteWriter, digests: dict[str, str]) -> None:
+        listed = manifest.parse_manifest((out / SITE_MANIFEST).read_bytes())
+        (out / "theirs.html").write_text("published by another build of this folder")
+        (out / SITE_MANIFEST).write_bytes(manifest.manifest_bytes({**listed, "theirs.html": ""}))
+        real_finish(self, digests)
+
+    monkeypatch.setattr(writer.SiteWriter, "finish", after_another_build)
+    parsed.clear()
+    append_request(demo_corpus)
+    assert build(demo_corpus, out, cache) == 1
+    assert len(parsed) == 3  # this build's two reads, and the other build's own
+    # The other build's file is one this build did not produce: the manifest said so, so it goes.
+    assert not (out / "theirs.html").exists() and "theirs.html" not in (out / SITE_MANIFEST).read_text()
+
+
 def test_two_output_folders_built_from_one_cache_are_both_current(demo_corpus: Path, tmp_path: Path) -> None:
     one, two, cache = tmp_path / "one", tmp_path / "two", tmp_path / "cache"
     run_build(config(demo_corpus, one, cache))

@@ -146,8 +146,12 @@ def parse_manifest(data: bytes) -> dict[str, str] | None:
     return files
 
 
-def read_manifest(out: Path) -> Published:
-    """Read what the output folder's manifest says was published there (never through a link)."""
+def read_manifest(out: Path, known: Published | None = None) -> Published:
+    """Read what the output folder's manifest says was published there (never through a link).
+
+    `known`: an earlier read of it, returned as it is when the manifest holds the same bytes (a
+    manifest of 4,480 files takes 16 ms to parse).
+    """
     try:
         with open_folder(out, (STATE,)) as state:
             with os.fdopen(os.open(MANIFEST_NAME, FILE_FLAGS, dir_fd=state), "rb") as handle:
@@ -158,7 +162,10 @@ def read_manifest(out: Path) -> Published:
         return Published()
     except (OSError, LinkedFolder):
         return Published(damaged=True)
+    digest = hashlib.sha256(data).hexdigest()
+    if known is not None and known.digest == digest:
+        return known
     files = parse_manifest(data)
     if files is None:
         return Published(damaged=True)
-    return Published(files, hashlib.sha256(data).hexdigest())
+    return Published(files, digest)

@@ -361,7 +361,8 @@ class SiteWriter:
         """
         # Folders opened before the lock was taken are walked again: another build may have published since.
         self.close_folders()
-        current = read_manifest(self.out)  # read again under the lock, for the same reason
+        # Read again under the lock, for the same reason (parsed again only when its bytes changed).
+        current = read_manifest(self.out, Published(self.previous, self.manifest_digest))
         recorded, self.manifest_digest = current.files, current.digest
         stale = sorted(set(recorded) - self._produced)
         final = {rel: digests.get(rel, "") for rel in self._produced}
