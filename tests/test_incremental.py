@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_NOW, tree_bytes
@@ -41,6 +43,35 @@ def test_cut_mid_line_then_completed_equals_the_whole_file(demo_corpus: Path, tm
     second = run_build(live)
     assert second.parsed == 1  # only the appended session is read again
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
+def test_a_build_decodes_only_the_summaries_that_changed_since_the_last_in_its_process(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch (or a process that builds again) decodes only the session summaries whose stored bytes changed."""
+    import sqlite3
+    from contextlib import closing
+
+    from agenthropic_site.model import stored
+    from agenthropic_site.places import CACHE_FILE
+
+    live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+
+    def stored_summaries() -> dict[str, bytes]:
+        with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn:  # closed: a build waits for no reader
+            return {sid: bytes(summary) for sid, summary in conn.execute("SELECT session_id, summary FROM views")}
+
+    run_build(live)
+    before = stored_summaries()
+    decoded: list[bytes] = []
+    real_decode = stored.decode_summary
+    monkeypatch.setattr(stored, "decode_summary", lambda body: decoded.append(body) or real_decode(body))
+    with main_file(demo_corpus).open("ab") as handle:
+        handle.write(main_file(demo_corpus).read_bytes().splitlines(keepends=True)[-1].replace(b'"msg_', b'"msg_again_', 1))
+    assert run_build(live).parsed == 1
+    changed = {sid: body for sid, body in stored_summaries().items() if before.get(sid) != body}
+    assert len(before) > 5 and changed and sorted(decoded) == sorted(changed.values())
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)  # the summaries kept from the last build are as good
 
 
 def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path) -> None:

@@ -37,6 +37,12 @@ def decode_summary(body: bytes) -> SessionSummary:
     return codec.decode(SessionSummary, body)
 
 
+# The summaries the last refresh in this process decoded, by a digest of their bytes: a watch, or
+# any process that builds again, decodes only the summaries that changed (500 sessions: ~35 ms a
+# build). Shared between builds, so nothing may change a summary once made (nothing does).
+_decoded: dict[bytes, SessionSummary] = {}
+
+
 def encode_usage(view: SessionView) -> bytes:
     """Serialise the requests a view owns as the usage windows read them: [time, model, tokens by category..., cost or null]."""
     return orjson.dumps([
@@ -73,17 +79,22 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str
         store_views(cache, compute_views(cache, batch, prices))
     summaries = {}
     damaged = []
+    decoded: dict[bytes, SessionSummary] = {}
     for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once
         summary = None
         if body is not None:  # None: it failed its checksum
+            key = hashlib.blake2b(body, digest_size=16).digest()
             try:
-                summary = decode_summary(body)
+                summary = _decoded.get(key) or decode_summary(body)
+                decoded[key] = summary
             except DAMAGED:
                 pass
         if summary is None:
             damaged.append(sid)
         else:
             summaries[sid] = summary
+    _decoded.clear()
+    _decoded.update(decoded)
     known = set(cache.session_ids()) if damaged else set()
     for sid in damaged:
         if sid not in known:
