@@ -58,7 +58,7 @@ def test_a_build_decodes_only_the_summaries_that_changed_since_the_last_in_its_p
     live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
 
     def stored_summaries() -> dict[str, bytes]:
-        with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn:  # closed: a build waits for no reader
+        with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn:  # closed at once, not left to the collector
             return {sid: bytes(summary) for sid, summary in conn.execute("SELECT session_id, summary FROM views")}
 
     run_build(live)

@@ -38,8 +38,8 @@ def decode_summary(body: bytes) -> SessionSummary:
 
 
 # The summaries the last refresh in this process decoded, by a digest of their bytes: a watch, or
-# any process that builds again, decodes only the summaries that changed (500 sessions: ~35 ms a
-# build). Shared between builds, so nothing may change a summary once made (nothing does).
+# any process that builds again, decodes only the summaries that changed (500 sessions: 83 -> 35 ms
+# a pass). Shared between builds, so nothing may change a summary once made (nothing does).
 _decoded: dict[bytes, SessionSummary] = {}
 
 
