@@ -74,6 +74,20 @@ def test_a_build_decodes_only_the_summaries_that_changed_since_the_last_in_its_p
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)  # the summaries kept from the last build are as good
 
 
+def test_decoded_once_decodes_a_key_again_only_when_its_bytes_change_or_it_was_forgotten() -> None:
+    from agenthropic_site.model.decoded import DecodedOnce
+
+    calls: list[tuple[str, bytes]] = []
+    decoded = DecodedOnce(lambda key, data: calls.append((key, data)) or [key, data])
+    first = decoded("a", b"1")
+    assert decoded("a", b"1") is first and decoded("b", b"1") == ["b", b"1"]  # the same bytes under another key are its own
+    assert decoded("a", b"2") == ["a", b"2"] and decoded("a", b"2") is not first
+    decoded.keep_only(["b"])  # "a" is gone from the corpus
+    decoded("a", b"2")
+    decoded("b", b"1")
+    assert calls == [("a", b"1"), ("b", b"1"), ("a", b"2"), ("a", b"2")]
+
+
 def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path) -> None:
     settings = config(demo_corpus, tmp_path / "site", tmp_path / "cache")
     run_build(settings)

@@ -20,6 +20,7 @@ import orjson
 
 from agenthropic_site.cache import Cache
 from agenthropic_site.config import zone_of
+from agenthropic_site.model.decoded import DecodedOnce
 from agenthropic_site.model.usage import BlockScan, Usage, UsageRequest, Window, add_requests, parse_time
 from agenthropic_site.parse.model import Tokens
 
@@ -41,8 +42,7 @@ def corpus_usage(cache: Cache, tz: str) -> Usage:
     state = state_of(usage, scan, stored, counts)
     if kept != state:
         cache.set_usage_state(state)
-    for session_id in set(_DECODED) - set(counts):
-        del _DECODED[session_id]  # sessions gone from this corpus
+    _DECODED.keep_only(counts)  # not the sessions gone from this corpus
     return usage
 
 
@@ -92,19 +92,17 @@ def state_of(usage: Usage, scan: BlockScan, stored: Stored, counts: dict[str, in
 
 def decode(session_id: str, data: bytes) -> list[UsageRequest]:
     """Decode one session's stored requests, once per process for the same bytes (a `--watch` builds again and again)."""
-    known = _DECODED.get(session_id)
-    if known is not None and known[0] == data:
-        return known[1]
-    requests = [
+    return _DECODED(session_id, data)
+
+
+def _requests(session_id: str, data: bytes) -> list[UsageRequest]:
+    return [
         UsageRequest(session_id, parse_time(at), model, Tokens(*counts), None if cost is None else Decimal(cost))
         for at, model, *counts, cost in orjson.loads(data)
     ]
-    _DECODED[session_id] = (data, requests)
-    return requests
 
 
-# Each session's stored requests and what they decode to, as this process last read them.
-_DECODED: dict[str, tuple[bytes, list[UsageRequest]]] = {}
+_DECODED = DecodedOnce(_requests)  # each session's stored requests as this process last decoded them
 
 
 def _usage_of(kept: dict[str, Any], tz: str) -> tuple[Usage, BlockScan]:
