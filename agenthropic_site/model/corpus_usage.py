@@ -42,7 +42,7 @@ def corpus_usage(cache: Cache, tz: str) -> Usage:
     state = state_of(usage, scan, stored, counts)
     if kept != state:
         cache.set_usage_state(state)
-    _DECODED.keep_only(counts)  # not the sessions gone from this corpus
+    _DECODED.keep_only(counts)  # forget the sessions gone from this corpus
     return usage
 
 
