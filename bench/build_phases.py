@@ -1,10 +1,13 @@
 """Time one build of an existing site by phase, in one process: where an incremental build spends its time.
 
-Usage: python bench/build_phases.py CORPUS OUT CACHE [--now ISO8601] [--jobs N]
+Usage: python bench/build_phases.py CORPUS OUT CACHE [--now ISO8601] [--jobs N] [--time MODULE:NAME ...]
 
 Run it after a build of the same folders (and a change to the corpus, such as one appended line):
 it builds once more and prints the time of the imports and of each stage of `run_build` (the
 no-change stamp, ingest, views, usage windows, gather, rendering, with the sessions' pages apart).
+`--time` adds any function or method to the list, named where its callers look it up (a function
+imported by name into another module is timed under that module's name):
+`--time agenthropic_site.cache.store:Cache.write_session --time agenthropic_site.render.pages:prerender_svgs`.
 Wall-clock seconds of one run: compare phases of one run, not runs of a busy machine.
 """
 
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
+import inspect
 import os
 import sys
 import time
@@ -52,7 +57,16 @@ def main() -> int:
     parser.add_argument("cache", type=Path)
     parser.add_argument("--now", help="the build clock (default: as `agenthropic build`)")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--time", action="append", default=[], metavar="MODULE:NAME",
+                        help="also time this function or method (repeatable), e.g. agenthropic_site.cache.store:Cache.write_session")
     args = parser.parse_args()
+    for spec in args.time:
+        module, _, dotted = spec.partition(":")
+        *path, name = dotted.split(".")
+        holder: Any = functools.reduce(getattr, path, importlib.import_module(module))
+        if isinstance(inspect.getattr_static(holder, name), staticmethod):
+            sys.exit(f"--time {spec}: a static method cannot be timed here; time its caller")
+        timed(holder, name, dotted)
     for owner, name, label in (
         (stamp, "before_build", "no-change stamp: state before"), (stamp, "record", "no-change stamp: record"),
         (build, "scan_and_ingest", "ingest (walk, parse, write)"), (build, "refresh_views", "views"),
