@@ -23,7 +23,7 @@ from agenthropic_site.config import zone_of
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
-from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg
+from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg, uncached
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
@@ -37,6 +37,8 @@ from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, i
 from agenthropic_site.render.writer import Pieces, SiteWriter
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from agenthropic_site.render.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -158,6 +160,7 @@ class Renderer:
         self.previous = writer.previous
         self.digests: dict[str, str] = {}
         self.svgs: dict[str, bytes] = {}  # graphs drawn this build, in the order drawn
+        self._drawing: Future[None] | None = None  # the batch's graphs, drawn beside the pages (render_batch)
         self.layouts: dict[tuple[str, str], bytes] = {}  # (session, agent) -> its transcript's message keys and sizes, when they changed
         # A session's pages depend on its stored view and on the statuses the watchdog shows,
         # which the view and the number of agents it turns unknown decide.
@@ -258,8 +261,24 @@ class Renderer:
                 work.append((self._view(sid, masks), bool(changed), masks))
         # Each graph's DOT source is made once (an 800-agent session's takes 0.1 s) and drawn with the batch's.
         sources = {view.session_id: self._dot(view) for view, dirty, _ in work if dirty}
-        if any(sources.values()):
-            prerender_svgs([source for source in sources.values() if source], self._svg, self.svgs.__setitem__)
+        todo = uncached([source for source in sources.values() if source], self._svg)
+        if not todo:
+            self._render_work(work, sources)
+            return
+        from concurrent.futures import ThreadPoolExecutor  # loaded only by a build that draws a graph
+
+        with ThreadPoolExecutor(max_workers=1) as drawer:
+            # `dot` draws in a process of its own while this one lays the sessions out; a page
+            # waits for it when it shows its graph (0.26 s of an append to an 800-agent session).
+            drawing = self._drawing = drawer.submit(prerender_svgs, todo, self.svgs.__setitem__)
+            try:
+                self._render_work(work, sources)
+            finally:
+                self._drawing = None
+            drawing.result()  # what drawing them raised, when no page waited for them
+
+    def _render_work(self, work: list[tuple[SessionView, bool, Redactor | None]], sources: dict[str, str | None]) -> None:
+        """Render the sessions of a batch whose pages changed; count the masks of the others (--redact)."""
         for view, dirty, masks in work:
             if dirty:
                 self.render_session(view, masks, sources[view.session_id])
@@ -267,6 +286,11 @@ class Renderer:
                 for agent in view.agents:
                     if agent.has_transcript:
                         self.transcript(view.session_id, agent.agent_id, masks)
+
+    def _drawn(self) -> None:
+        """Wait for the batch's graphs to be drawn, when they are being drawn (raising what drawing them raised)."""
+        if self._drawing is not None:
+            self._drawing.result()
 
     def _keep(self, rel: str) -> bool:
         """Keep an unchanged session's file from the last build; False when it is gone."""
@@ -486,6 +510,7 @@ class Renderer:
         """Return the session's agent tree (`source`: its DOT source) as inline SVG, or None without Graphviz."""
         if source is None:
             return None
+        self._drawn()
         try:
             svg = render_svg(source, self._svg, self.svgs.__setitem__)
         except DrawError as exc:
