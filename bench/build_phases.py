@@ -7,7 +7,7 @@ it builds once more and prints the time of the imports and of each stage of `run
 no-change stamp, ingest, views, usage windows, gather, rendering, with the sessions' pages apart).
 `--time` adds any function or method to the list, named where its callers look it up (a function
 imported by name into another module is timed under that module's name):
-`--time agenthropic_site.cache.store:Cache.write_session --time agenthropic_site.render.pages:prerender_svgs`.
+`--time agenthropic_site.cache.store:Cache.write_session --time agenthropic_site.render.pages:Renderer.graph`.
 Wall-clock seconds of one run: compare phases of one run, not runs of a busy machine.
 """
 

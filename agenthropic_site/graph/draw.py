@@ -156,13 +156,13 @@ def _clean(raw: bytes) -> bytes:
     return svg[start:] if start >= 0 else svg
 
 
-def uncached(sources: list[str], cached: Callable[[str], bytes | None]) -> list[tuple[str, str]]:
+def uncached_sources(sources: list[str], cached: Callable[[str], bytes | None]) -> list[tuple[str, str]]:
     """Return the (digest, DOT source) of every source no SVG is cached for, by digest."""
     return sorted({dot_digest(source): source for source in sources if cached(dot_digest(source)) is None}.items())
 
 
 def prerender_svgs(todo: list[tuple[str, str]], store: Callable[[str, bytes], None]) -> None:
-    """Draw uncached DOT sources (from `uncached`) with one `dot` process per batch, filling the SVG cache.
+    """Draw uncached DOT sources (from `uncached_sources`) with one `dot` process per batch, filling the SVG cache.
 
     Starting `dot` costs tens of milliseconds; a cold build of many sessions pays it once per
     batch instead of once per graph. Anything not drawn here is drawn later, one by one.

@@ -23,7 +23,7 @@ from agenthropic_site.config import zone_of
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
-from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg, uncached
+from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg, uncached_sources
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
@@ -261,7 +261,7 @@ class Renderer:
                 work.append((self._view(sid, masks), bool(changed), masks))
         # Each graph's DOT source is made once (an 800-agent session's takes 0.1 s) and drawn with the batch's.
         sources = {view.session_id: self._dot(view) for view, dirty, _ in work if dirty}
-        todo = uncached([source for source in sources.values() if source], self._svg)
+        todo = uncached_sources([source for source in sources.values() if source], self._svg)
         if not todo:
             self._render_work(work, sources)
             return
