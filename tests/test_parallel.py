@@ -1,10 +1,11 @@
-"""Parsing and rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
+"""Parsing, views and rendering in worker processes (`build --jobs N`): the same site and cache as one process, and safe failures.
 
 Render workers start only when at least pages.PARALLEL_MIN_PAGES session and agent pages are to be
-rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions). The in-process tests
-lower both thresholds and the batch of views (`few_workers`, and FEW_WORKERS_BUILD for a build
-in its own process) and build a corpus just above them, so workers share several batches of a
-small corpus. Real worker processes; tests/test_pool.py tests the pool itself.
+rendered (parse workers from parsing.PARSE_IN_WORKERS_MIN changed sessions, views workers from
+stored.VIEW_WORKERS_MIN_BATCHES batches of views). The in-process tests lower the thresholds and
+the batch of views (`few_workers`, and FEW_WORKERS_BUILD for a build in its own process) and build
+a corpus just above them, so workers share several batches of a small corpus. Real worker
+processes; tests/test_pool.py tests the pool itself.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from fixtures.generate import generate_scale
 
 SMALL_BATCH = 4  # views a batch, in place of 64: three batches of sessions, shared between the workers
 SMALL_MIN = 8  # pages to render, or sessions to parse, before workers start (in place of 256 and 32)
+SMALL_VIEW_BATCHES = 2  # batches of views before workers compute them (in place of 4)
 SMALL_SESSIONS = SMALL_MIN + 4
 
 
@@ -37,11 +39,12 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def few_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Start workers for a few sessions, in batches of a few: the thresholds are the only difference."""
-    from agenthropic_site.model import views
+    from agenthropic_site.model import stored, views
     from agenthropic_site.pipeline import parsing
     from agenthropic_site.render import site
 
     monkeypatch.setattr(views, "VIEW_BATCH", SMALL_BATCH)
+    monkeypatch.setattr(stored, "VIEW_WORKERS_MIN_BATCHES", SMALL_VIEW_BATCHES)
     monkeypatch.setattr(parsing, "PARSE_IN_WORKERS_MIN", SMALL_MIN)
     monkeypatch.setattr(site, "PARALLEL_MIN_PAGES", SMALL_MIN)
 
@@ -50,10 +53,11 @@ def few_workers(monkeypatch: pytest.MonkeyPatch) -> None:
 FEW_WORKERS_BUILD = f"""
 import sys
 from agenthropic_site.cli import main
-from agenthropic_site.model import views
+from agenthropic_site.model import stored, views
 from agenthropic_site.pipeline import parsing
 from agenthropic_site.render import site
 views.VIEW_BATCH = {SMALL_BATCH}
+stored.VIEW_WORKERS_MIN_BATCHES = {SMALL_VIEW_BATCHES}
 parsing.PARSE_IN_WORKERS_MIN = site.PARALLEL_MIN_PAGES = {SMALL_MIN}
 sys.exit(main(sys.argv[1:]))
 """
@@ -68,6 +72,7 @@ def test_two_processes_build_the_same_site_and_cache_as_one(small_corpus: Path, 
     assert not any("processes" in line for line in said)
     two = run_build(settings(small_corpus, tmp_path / "two", 2))
     assert f"parsing {SMALL_SESSIONS} changed sessions in 1 worker process" in said  # beside this one, which writes
+    assert f"computing the views of {SMALL_SESSIONS} sessions in 2 processes" in said
     assert f"rendering the pages of {SMALL_SESSIONS} sessions in 2 processes" in said
     assert (one.parsed, one.transcripts_opened, one.failed) == (two.parsed, two.transcripts_opened, two.failed)
     assert (one.pages_rendered, one.pages_written) == (two.pages_rendered, two.pages_written)
@@ -90,13 +95,14 @@ def test_workers_that_cannot_start_leave_the_build_to_this_process(
         patch.setattr(multiprocessing.process.BaseProcess, "start", no_process)
         run_build(settings(small_corpus, tmp_path / "failed", 2))
     assert "notice: cannot start a worker process: Resource temporarily unavailable; this process parsed the remaining sessions" in said, said
+    assert "notice: cannot start a worker process: Resource temporarily unavailable; this process computed the remaining views" in said, said
     assert "notice: cannot start a worker process: Resource temporarily unavailable; this process rendered the remaining sessions" in said, said
     said.clear()
     with monkeypatch.context() as patch:
         # Workers that run another copy of the package (a forkserver that preloaded it) start, and do nothing.
         patch.setattr(pool, "__file__", str(tmp_path / "elsewhere" / "pool.py"))
         run_build(settings(small_corpus, tmp_path / "elsewhere", 2))
-    assert sum(line.startswith("notice: a worker process runs ") for line in said) == 2, said
+    assert sum(line.startswith("notice: a worker process runs ") for line in said) == 3, said
     run_build(settings(small_corpus, tmp_path / "one", 1))
     assert tree_bytes(tmp_path / "failed" / "site") == tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "elsewhere" / "site")
     assert dump_cache(tmp_path / "failed" / "cache") == dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "elsewhere" / "cache")
@@ -117,7 +123,7 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_
     assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
 
 
-@pytest.mark.parametrize("phase", ["parsing", "rendering the pages"])
+@pytest.mark.parametrize("phase", ["parsing", "computing the views", "rendering the pages"])
 def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(small_corpus: Path, tmp_path: Path, phase: str) -> None:
     """SIGKILL reaches the build, not its workers: they exit at once, and whatever they staged goes with the next build."""
     import signal

@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     build.add_argument(
         "-j", "--jobs", type=positive, default=default_jobs(), metavar="N",
-        help="use N processes to parse changed sessions and render session pages when many changed (a first build, a "
+        help="use N processes to parse changed sessions, compute their views and render their pages when many changed (a first build, a "
         "new theme); the site and cache are the same whatever N (default: one a core, at most 4)",
     )
     verbosity_options(build, quiet="print only errors")

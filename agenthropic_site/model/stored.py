@@ -7,6 +7,7 @@ site is rendered from the summaries of every session and the whole views of a ba
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
 
 import orjson
 
@@ -56,27 +57,46 @@ def encode_usage(view: SessionView) -> bytes:
 DAMAGED = codec.CodecError
 
 
+# A view as the cache keeps it: the view, its summary, whether it is excluded, its owned requests.
+ViewRow = tuple[bytes, bytes, bool, bytes]
+# Given the batches of sessions whose views are computed, and how one batch is computed here,
+# yield each batch with its encoded views, in the batches' order (pipeline/viewing.py: in workers).
+ViewsInWorkers = Callable[[list[list[str]], Callable[[list[str]], dict[str, ViewRow]]], Iterator[tuple[list[str], dict[str, ViewRow]]]]
+VIEW_WORKERS_MIN_BATCHES = 4  # fewer batches of views than this are computed in the build's own process
+
+
+def _encoded(view: SessionView) -> tuple[SessionSummary, ViewRow]:
+    body = encode_view(view)
+    summary = summarize(view, hashlib.sha256(body).hexdigest())
+    return summary, (body, encode_summary(summary), view.excluded_reason is not None, encode_usage(view))
+
+
+def view_rows(views: dict[str, SessionView]) -> dict[str, ViewRow]:
+    """Encode computed views as the cache keeps them."""
+    return {sid: _encoded(view)[1] for sid, view in views.items()}
+
+
 def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, SessionSummary]:
     """Keep computed views and their summaries in the cache; return the summaries."""
-    rows = {}
-    summaries = {}
-    for sid, view in views.items():
-        body = encode_view(view)
-        summaries[sid] = summarize(view, hashlib.sha256(body).hexdigest())
-        rows[sid] = (body, encode_summary(summaries[sid]), view.excluded_reason is not None, encode_usage(view))
-    cache.put_views(rows)
-    return summaries
+    encoded = {sid: _encoded(view) for sid, view in views.items()}
+    cache.put_views({sid: row for sid, (_, row) in encoded.items()})
+    return {sid: summary for sid, (summary, _) in encoded.items()}
 
 
-def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable) -> dict[str, SessionSummary]:
-    """Recompute the views of changed sessions, then return every session's summary."""
+def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable, in_workers: ViewsInWorkers | None = None) -> dict[str, SessionSummary]:
+    """Recompute the views of changed sessions (many batches of them in `in_workers`), then return every session's summary."""
     todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
-    batch_size = views.VIEW_BATCH
-    for start in range(0, len(todo), batch_size):
-        # In batches, so memory follows the batch, not the corpus.
-        batch = todo[start : start + batch_size]
+    # In batches, so memory follows the batch, not the corpus.
+    batches = [todo[start : start + views.VIEW_BATCH] for start in range(0, len(todo), views.VIEW_BATCH)]
+    for batch in batches:
         cache.verify_for_views(batch)  # the rows a view is computed from are as they were written
-        store_views(cache, compute_views(cache, batch, prices))
+    if in_workers is not None and len(batches) >= VIEW_WORKERS_MIN_BATCHES:
+        # A worker reads only rows checked here; the views come back encoded and are stored in the batches' order.
+        for _, rows in in_workers(batches, lambda batch: view_rows(compute_views(cache, batch, prices))):
+            cache.put_views(rows)
+    else:
+        for batch in batches:
+            store_views(cache, compute_views(cache, batch, prices))
     summaries = {}
     damaged = []
     for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once

@@ -19,6 +19,7 @@ from agenthropic_site.pipeline import stamp
 from agenthropic_site.pipeline.ingest import scan_and_ingest
 from agenthropic_site.pipeline.repair import with_repairs
 from agenthropic_site.pipeline.result import BuildResult, NoChange
+from agenthropic_site.pipeline.viewing import views_in_workers
 from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 
@@ -76,7 +77,8 @@ def _build_with_cache(
         from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
         _explain_render(result.dirty, same_inputs)
-        summaries = refresh_views(cache, result.dirty, prices)
+        in_workers = views_in_workers(cache.path.parent, config.pricing, config.jobs) if config.jobs > 1 else None
+        summaries = refresh_views(cache, result.dirty, prices, in_workers)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes, corpus_usage(cache, config.tz))
         model.hook_events = cache.event_counts()
