@@ -123,6 +123,53 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_
     assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
 
 
+def test_a_script_without_a_main_guard_builds_without_its_workers_instead_of_waiting_for_them(small_corpus: Path, tmp_path: Path) -> None:
+    """Each worker runs the unguarded script again, whose build would wait for the cache its own build holds: it is refused."""
+    import subprocess
+    import sys
+
+    run_build(settings(small_corpus, tmp_path / "clean", 1))
+    script = tmp_path / "unguarded.py"
+    script.write_text(FEW_WORKERS_BUILD)  # builds at its top level, as any run of it does
+    command = [sys.executable, str(script), "build", "--corpus", str(small_corpus), "--out", str(tmp_path / "site"),
+               "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "--jobs", "2"]
+    # Before the refusal, this build never ended: its workers waited for its cache, it for them.
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "put the script's build under `if __name__ == \"__main__\":`" in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    for stage in ("parsed the remaining sessions", "computed the remaining views", "rendered the remaining sessions"):
+        assert any(line.startswith("notice: a worker process stopped early") and line.endswith(stage) for line in lines), lines
+    assert tree_bytes(tmp_path / "site") == tree_bytes(tmp_path / "clean" / "site")
+    assert dump_cache(tmp_path / "cache") == dump_cache(tmp_path / "clean" / "cache")
+
+
+PROBE = """
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from agenthropic_site.pipeline.pool import in_a_workers_import_of_main
+print("top level:", __name__, in_a_workers_import_of_main(), flush=True)
+def task():
+    return in_a_workers_import_of_main()
+if __name__ == "__main__":
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as executor:
+        print("task:", executor.submit(task).result(), flush=True)
+"""
+
+
+def test_only_the_scripts_top_level_run_again_by_a_worker_is_taken_for_it(tmp_path: Path) -> None:
+    """Not the script run by the user, and not a task in a worker: a task of the caller's own pool may build."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    # The user's run, then the worker's run of the same top level, then the task in that worker.
+    assert done.stdout.splitlines() == ["top level: __main__ False", "top level: __mp_main__ True", "task: False"], done.stdout
+
+
 @pytest.mark.parametrize("phase", ["parsing", "computing the views", "rendering the pages"])
 def test_a_build_killed_while_workers_work_then_rebuilt_equals_a_clean_build(small_corpus: Path, tmp_path: Path, phase: str) -> None:
     """SIGKILL reaches the build, not its workers: they exit at once, and whatever they staged goes with the next build."""

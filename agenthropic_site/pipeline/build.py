@@ -17,6 +17,7 @@ from agenthropic_site.model.stored import refresh_views
 from agenthropic_site.model.corpus_usage import corpus_usage
 from agenthropic_site.pipeline import stamp
 from agenthropic_site.pipeline.ingest import scan_and_ingest
+from agenthropic_site.pipeline.pool import in_a_workers_import_of_main
 from agenthropic_site.pipeline.repair import with_repairs
 from agenthropic_site.pipeline.result import BuildResult, NoChange
 from agenthropic_site.pipeline.viewing import views_in_workers
@@ -33,6 +34,11 @@ def run_build(config: BuildConfig, measured: dict[str, str] | None = None) -> Bu
 
     `measured`: what the no-change check measured of the inputs just before (pipeline/stamp.py).
     """
+    if in_a_workers_import_of_main():
+        raise ConfigError(
+            "a worker process of a build ran the script that started the build, and the script builds again: "
+            "put the script's build under `if __name__ == \"__main__\":` (this process stops; the build goes on without it)"
+        )
     # Before anything is read: a change made from now on is seen by the next build.
     before = stamp.before_build(config, measured)
     root = real_root(config.corpus)

@@ -17,7 +17,8 @@ its functions in (`Task`), and `map_in_order` keeps these guarantees:
 
 As with any multiprocessing start method but fork, a script that builds must guard its work with
 `if __name__ == "__main__"`: a worker imports the caller's main script (the `agenthropic` entry
-points are guarded).
+points are guarded). A build started by that import is refused (`in_a_workers_import_of_main`):
+it would wait for the cache its own parent holds, and the parent for it.
 """
 
 from __future__ import annotations
@@ -133,6 +134,21 @@ def map_in_order(
     for rest in chunks[done:]:
         for item in rest:
             yield item, do_here(item)
+
+
+def in_a_workers_import_of_main() -> bool:
+    """Tell whether this call comes from the top level of a caller's main script, run again as a worker process starts."""
+    # A spawned or forkserver child runs the parent's main script as `__mp_main__` before its
+    # first task (multiprocessing.spawn.prepare); in the parent that name is only an alias of `__main__`.
+    script = sys.modules.get("__mp_main__")
+    if script is None or getattr(script, "__name__", None) != "__mp_main__":
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals is vars(script):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _context(preload: tuple[str, ...]) -> BaseContext:
