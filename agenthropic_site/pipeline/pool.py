@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     # incremental builds) never loads multiprocessing.
     from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing.context import BaseContext
+    from types import FrameType
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the item type
@@ -143,7 +144,7 @@ def in_a_workers_import_of_main() -> bool:
     script = sys.modules.get("__mp_main__")
     if script is None or getattr(script, "__name__", None) != "__mp_main__":
         return False
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "<module>" and frame.f_globals is vars(script):
             return True
