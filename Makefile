@@ -21,6 +21,7 @@ install: $(STAMP)
 # Exit code 1 means "built, with sessions left out of the totals": the demo corpus has one
 # session of an unknown model on purpose, so that is success here.
 site: $(STAMP)
+	@command -v dot >/dev/null 2>&1 || echo "note: Graphviz's dot is not installed: the agent trees are drawn as nested lists, so site/ differs from the committed one (sudo apt-get install graphviz)" >&2
 	@$(BIN)/agenthropic build --corpus fixtures/corpus --out site --cache $(DEMO_CACHE) --now $(DEMO_NOW) -q; \
 	  status=$$?; if [ $$status -gt 1 ]; then exit $$status; fi
 	@echo "$(CURDIR)/site/index.html"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, build, stop_with_sigint
+from conftest import NEEDS_DOT, REPO, build, stop_with_sigint
 from hostile import AGENT, PROJECT, SID, TITLE, write_hostile_corpus
 
 
@@ -159,6 +159,7 @@ def png_facts(data: bytes) -> tuple[int, int, int]:
 
 
 @pytest.mark.slow
+@NEEDS_DOT
 def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path: Path) -> None:
     """docs/screenshots.py writes one PNG per page, viewport-wide and one viewport high, that shows a real page.
 
@@ -179,6 +180,7 @@ def test_docs_screenshots_show_the_demo_pages(demo_site: Path, browser, tmp_path
         assert len(data) < 250_000, f"{name}.png is {len(data)} bytes"
 
 
+@NEEDS_DOT
 def test_graph_nodes_stay_readable_in_dark_mode(demo_site: Path, browser) -> None:
     """Graphviz draws rounded boxes as white <path>s; the dark theme must recolour them like the text."""
     ctx = browser.new_context(color_scheme="dark")
@@ -247,6 +249,7 @@ def test_hostile_text_never_runs_and_pages_still_render(hostile_site: Path, cont
     assert opened.problems == []
 
 
+@NEEDS_DOT
 def test_hostile_session_page_shows_the_payloads_as_text(hostile_site: Path, context) -> None:
     page = Opened(context, hostile_pages(hostile_site)["session"]).page
     assert page.locator("h1").inner_text() == TITLE

@@ -13,7 +13,7 @@ import pytest
 from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, rollups
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, render_svg
 from agenthropic_site.parse import Tokens
-from conftest import DEMO_CORPUS, build
+from conftest import DEMO_CORPUS, DOT_MISSING, build
 
 
 def test_checks_find_cycles_double_parents_and_orphans() -> None:
@@ -105,7 +105,7 @@ def test_hostile_labels_are_escaped_for_graphviz(tmp_path: Path) -> None:
     store: dict[str, bytes] = {}
     svg = render_svg(source, store.get, store.__setitem__)
     if svg is None:
-        pytest.skip("Graphviz `dot` is not installed (.ci/run installs it)")
+        pytest.skip(DOT_MISSING)
     text = svg.decode()
     assert text.count('class="node"') == 2  # the quote never closed the label: no third node "evil"
     assert "<b>" not in text and "&lt;b&gt;html&lt;/b&gt;" in text

@@ -22,7 +22,7 @@ import pytest
 
 import adversarial as adv
 from agenthropic_site.cli import main
-from conftest import DEMO_NOW, build, session_pages, tree_bytes
+from conftest import DEMO_NOW, NEEDS_DOT, build, session_pages, tree_bytes
 from records import OTHER_SID, SID, assistant, line, usage, user, write
 
 THIRD_SID = "33333333-3333-4333-8333-333333333333"
@@ -215,7 +215,7 @@ def spawn_chain(corpus: Path, depth: int) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("graphviz", ["dot", "no-dot"])
+@pytest.mark.parametrize("graphviz", [pytest.param("dot", marks=NEEDS_DOT), "no-dot"])
 def test_a_spawn_chain_1000_deep_does_not_fail_the_session(tmp_path: Path, graphviz: str, monkeypatch: pytest.MonkeyPatch, said: list[str]) -> None:
     ids = spawn_chain(tmp_path / "corpus", 1000)
     if graphviz == "no-dot":

@@ -21,7 +21,7 @@ from pathlib import Path
 from agenthropic_site.audit.archive import read_snapshot
 from agenthropic_site.cli import main
 from agenthropic_site.render.redact import Redactor
-from conftest import build, tree_bytes
+from conftest import NEEDS_DOT, build, tree_bytes
 from records import assistant, usage, user, write
 
 PROJECT = "-home-u-app"
@@ -192,6 +192,7 @@ def test_a_secret_access_key_in_aws_cli_json_is_masked(tmp_path: Path) -> None:
     assert '"Expiration": "2026-01-01T11:00:00+00:00"' in page  # what is not a secret stays
 
 
+@NEEDS_DOT
 def test_a_key_in_an_agent_description_is_masked_in_the_graph_table_and_json(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     spawn = assistant("s1", "msg_s1", "req_s1", usage(1, 5), stop="tool_use", session=SID,

@@ -19,6 +19,7 @@ from agenthropic_site.parse import Tokens
 from agenthropic_site.parse.model import EDGE_SOURCES
 from agenthropic_site.render.charts import AXIS, CHAR_PX, PAD, bar_chart, day_ticks, step_chart
 from agenthropic_site.render.labels import PROVENANCE, linked_by, node_label, node_tooltip, shorten
+from conftest import DOT_MISSING
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "themes" / "default" / "templates"
 HOSTILE = [
@@ -101,7 +102,7 @@ def test_hostile_descriptions_cannot_break_the_dot_or_the_svg() -> None:
     store: dict[str, bytes] = {}
     svg = render_svg(source, store.get, store.__setitem__)
     if svg is None:
-        pytest.skip("Graphviz `dot` is not installed (.ci/run installs it)")
+        pytest.skip(DOT_MISSING)
     text = svg.decode("utf-8")
     root = ET.fromstring(text)  # well-formed XML: no raw control character, no undefined entity
     assert text.count('class="node"') == len(nodes) and text.count('class="edge"') == len(agents)  # no node named "evil"

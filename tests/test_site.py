@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from conftest import DEMO_CORPUS, DEMO_EXPECTED, REPO, build_subprocess, tree_bytes
+from conftest import DEMO_CORPUS, DEMO_EXPECTED, NEEDS_DOT, REPO, build_subprocess, tree_bytes
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -116,6 +116,7 @@ def test_builds_are_byte_identical_across_tz_hashseed_and_paths(tmp_path: Path) 
     assert [rel for rel in a if a[rel] != b[rel]] == []
 
 
+@NEEDS_DOT
 def test_committed_site_is_the_build_of_the_demo_corpus(demo_site: Path) -> None:
     committed = tree_bytes(REPO / "site")
     fresh = tree_bytes(demo_site)
