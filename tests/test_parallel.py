@@ -108,6 +108,39 @@ def test_workers_that_cannot_start_leave_the_build_to_this_process(
     assert dump_cache(tmp_path / "failed" / "cache") == dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "elsewhere" / "cache")
 
 
+RATES = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+
+
+def test_workers_price_with_the_table_the_build_read_though_the_file_changes_meanwhile(
+    small_corpus: Path, few_workers: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The build reads its price file once: an edit while it runs never reaches the views and pages its workers make."""
+    import json
+    from decimal import Decimal
+
+    from agenthropic_site.cost.prices import builtin_families
+    from agenthropic_site.pipeline import build
+
+    families = builtin_families()["families"]
+    doubled = {name: {**family, "periods": [{**period, **{rate: str(Decimal(period[rate]) * 2) for rate in RATES if rate in period}}
+                                              for period in family["periods"]]}
+               for name, family in families.items()}
+    pricing = tmp_path / "prices.json"
+    pricing.write_text(json.dumps({"families": families}))
+    views_of = build.refresh_views
+
+    def edited_meanwhile(*args: object, **kwargs: object) -> object:
+        pricing.write_text(json.dumps({"families": doubled}))  # the rows are priced, the views and pages are not
+        return views_of(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(build, "refresh_views", edited_meanwhile)
+        run_build(replace(settings(small_corpus, tmp_path / "two", 2), pricing=pricing))
+    pricing.write_text(json.dumps({"families": families}))
+    run_build(replace(settings(small_corpus, tmp_path / "one", 1), pricing=pricing))
+    assert tree_bytes(tmp_path / "two" / "site") == tree_bytes(tmp_path / "one" / "site")
+
+
 def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str]) -> None:
     from jinja2 import UndefinedError
 

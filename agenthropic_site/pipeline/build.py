@@ -83,7 +83,7 @@ def _build_with_cache(
         from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
         _explain_render(result.dirty, same_inputs)
-        in_workers = views_in_workers(cache.path.parent, config.pricing, config.jobs) if config.jobs > 1 else None
+        in_workers = views_in_workers(cache.path.parent, prices, config.jobs) if config.jobs > 1 else None
         summaries = refresh_views(cache, result.dirty, prices, in_workers)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes, corpus_usage(cache, config.tz))

@@ -14,7 +14,7 @@ from typing import Any
 
 from agenthropic_site.cache import Cache
 from agenthropic_site.config import BuildConfig
-from agenthropic_site.cost import PriceTable, load_price_table
+from agenthropic_site.cost import PriceTable
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model.stored import load_view
 from agenthropic_site.model.views import RequestFigures, SessionView, request_figures
@@ -68,7 +68,8 @@ class CacheSource:
 def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable) -> SiteRender:
     """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn."""
     source = CacheSource(cache, prices, keep_views=True)
-    in_workers = functools.partial(_in_workers, cache.path.parent, config.pricing)
+    # Workers price with this table, never with the price file read again: it may have changed since.
+    in_workers = functools.partial(_in_workers, cache.path.parent, prices)
     rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
@@ -77,17 +78,17 @@ def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config
 
 
 def _in_workers(
-    cache_folder: Path, pricing: Path | None, setup: WorkerSetup, batches: list[list[str]], jobs: int,
+    cache_folder: Path, prices: PriceTable, setup: WorkerSetup, batches: list[list[str]], jobs: int,
     do_here: Callable[[list[str]], BatchResult | None], notice: Callable[[str], None],
 ) -> Generator[tuple[list[str], BatchResult | None], None, None]:
-    return map_in_order(RENDER_TASK, (setup, cache_folder, pricing), batches, jobs, do_here, notice)
+    return map_in_order(RENDER_TASK, (setup, cache_folder, prices), batches, jobs, do_here, notice)
 
 
 # The render task of worker processes (pipeline/pool.py).
-def start(setup: tuple[WorkerSetup, Path, Path | None]) -> Renderer:
-    """Open the cache read-only and build this worker's Renderer (in a worker process)."""
-    render_setup, cache_folder, pricing = setup
-    return worker_renderer(render_setup, CacheSource(Cache.reader(cache_folder), load_price_table(pricing), keep_views=False))
+def start(setup: tuple[WorkerSetup, Path, PriceTable]) -> Renderer:
+    """Open the cache read-only and build this worker's Renderer with the build's prices (in a worker process)."""
+    render_setup, cache_folder, prices = setup
+    return worker_renderer(render_setup, CacheSource(Cache.reader(cache_folder), prices, keep_views=False))
 
 
 def run(renderer: Renderer, batch: list[str]) -> BatchResult | None:
