@@ -26,6 +26,9 @@ from typing import Any
 
 STARTED = time.perf_counter()
 
+from agenthropic_site import heap  # noqa: E402
+
+heap.pause_for_imports()  # as `agenthropic build` does (entry.py); run_build resumes the collector
 from agenthropic_site.config import BuildConfig, resolve_now  # noqa: E402
 from agenthropic_site.pipeline import build, stamp  # noqa: E402
 from agenthropic_site.pipeline import rendering  # noqa: E402

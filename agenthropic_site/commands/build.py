@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from agenthropic_site import console
+from agenthropic_site import console, heap
 from agenthropic_site.commands.summary import tell
 from agenthropic_site.commands.options import build_config, corpus_options, default_jobs, positive, verbosity_options
 from agenthropic_site.config import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES, DEFAULT_TZ, DEFAULT_WATCHDOG_MINUTES, ConfigError
@@ -123,6 +123,7 @@ def _watch(args: argparse.Namespace) -> int:
     """Build, then rebuild on every change until Ctrl-C (serving the site with --serve)."""
     from agenthropic_site.pipeline.watch import serve_and_watch, watch_forever
 
+    heap.resume_after_imports()  # a watch lives long: it collects its garbage
     try:
         # Without a fixed clock, each pass ages statuses with the current time.
         config = dataclasses.replace(build_config(args), wait_for_cache=False, live_clock=not _fixed_clock(args))

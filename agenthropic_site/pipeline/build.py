@@ -7,7 +7,7 @@ import hashlib
 import os
 import shutil
 
-from agenthropic_site import code_identity
+from agenthropic_site import code_identity, heap
 from agenthropic_site.cache import Cache
 from agenthropic_site.config import BuildConfig, ConfigError, check_folders, check_output_path
 from agenthropic_site.corpus import CorpusScan, Skip, real_root
@@ -82,6 +82,7 @@ def _build_with_cache(
             return result
         from agenthropic_site.pipeline.rendering import render_from_cache  # jinja2 and markdown-it load only to render
 
+        heap.resume_after_imports()  # a one-shot build's imports are done (entry.py paused the collector for them)
         _explain_render(result.dirty, same_inputs)
         in_workers = views_in_workers(cache.path.parent, prices, config.jobs) if config.jobs > 1 else None
         summaries = refresh_views(cache, result.dirty, prices, in_workers)
