@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -96,9 +97,12 @@ class SessionFiles:
                 files.append(agent.meta)
         return sorted(files)
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
-        """Hash sorted (path, size, mtime_ns, inode) of all the session's files; no content read."""
+        """Hash sorted (path, size, mtime_ns, inode) of all the session's files; no content read.
+
+        Taken once the walk has assembled the session (ingest, then the no-change record, ask it).
+        """
         digest = hashlib.sha256()
         # A session without a main file is told apart from one whose main file appears later.
         digest.update(self.main_state.encode())

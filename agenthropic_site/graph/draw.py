@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import subprocess
 from dataclasses import dataclass
 from collections.abc import Callable
 
@@ -136,6 +135,8 @@ def _dot(source: bytes) -> bytes | None:
     Run directly (no graphviz package to import: a build that draws one graph saves its import).
     What `dot` says on stderr (warnings about a large graph) is shown with -v.
     """
+    import subprocess  # here: a build whose graphs are all drawn already never loads it
+
     try:
         done = subprocess.run(DOT_COMMAND, input=source, capture_output=True, check=False)
     except OSError:

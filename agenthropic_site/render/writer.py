@@ -12,7 +12,6 @@ import logging
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -128,10 +127,15 @@ def _read_regular(folder: int, name: str) -> bytes | None:
         return None
 
 
+def _random_name() -> str:
+    """Return 16 random hex digits (the `secrets` module's token_hex, without its import of `random` and `base64`)."""
+    return os.urandom(8).hex()
+
+
 def _create_staged(folder: int) -> tuple[int, str]:
     """Create a new file with a random name in a staging folder; return its descriptor and name."""
     while True:
-        name = secrets.token_hex(8) + ".part"
+        name = _random_name() + ".part"
         try:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder), name
         except FileExistsError:
@@ -165,7 +169,7 @@ def _holds_more_than_bookkeeping(out: Path) -> bool:
 def _new_stage(staging: int) -> tuple[int, str]:
     """Make this build's staging folder and hold it locked, so that no other build clears it."""
     while True:
-        name = secrets.token_hex(8)
+        name = _random_name()
         try:
             os.mkdir(name, 0o700, dir_fd=staging)
         except FileExistsError:
