@@ -23,7 +23,14 @@ def resume_after_imports() -> None:
     """
     if gc.isenabled():
         return
+    settle_inherited()
+    gc.enable()
+
+
+def settle_inherited() -> None:
+    """Exempt every object made so far from later collections, and collect in larger young batches (a worker, once started)."""
+    # Freezing relinks the collector's lists without touching the objects: a forked worker's
+    # pages of its server's modules are not copied by the collections that no longer walk them.
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
-    gc.enable()

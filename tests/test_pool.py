@@ -171,3 +171,20 @@ def test_workers_import_the_package_from_the_callers_sys_path_not_the_working_fo
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["said"] == [] and report["me"] not in report["pids"], report
+
+
+def collector_state(setup: float, item: int) -> tuple[bool, int, bool]:
+    """Say whether the worker's collector runs, its young threshold, and whether what it inherited is exempt."""
+    import gc
+
+    return gc.isenabled(), gc.get_threshold()[0], gc.get_freeze_count() > 0
+
+
+COLLECTOR = Task(keep, collector_state, ("agenthropic_site.pipeline.pool",))
+
+
+def test_a_worker_exempts_what_it_inherited_from_its_server_from_its_collections() -> None:
+    from agenthropic_site.heap import YOUNG_THRESHOLD
+
+    answers = list(map_in_order(COLLECTOR, 0.0, [1, 2], 2, lambda item: (False, 0, False), lambda why: pytest.fail(why)))
+    assert [answer for _, answer in answers] == [(True, YOUNG_THRESHOLD, True)] * 2

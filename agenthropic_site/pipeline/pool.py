@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from agenthropic_site import heap
+
 if TYPE_CHECKING:
     # Imported for real only when workers start: a build that parses and renders here (most
     # incremental builds) never loads multiprocessing.
@@ -193,6 +195,7 @@ def _start_worker(task: Task[Any, Any, Any], setup: Any, parent_file: str) -> No
     import multiprocessing
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's: it stops its workers itself
+    heap.settle_inherited()  # the modules its server preloaded live as long as the worker
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
