@@ -175,7 +175,8 @@ ENTRY_PROBE = (
 )
 # All that a build answered from the stamp before its options are parsed may load.
 ANSWERED_EARLY = "['agenthropic_site', 'agenthropic_site.commands', 'agenthropic_site.commands.summary', 'agenthropic_site.entry', " \
-                 "'agenthropic_site.errors', 'agenthropic_site.heap', 'agenthropic_site.pipeline', 'agenthropic_site.pipeline.stamp', 'agenthropic_site.places']"
+                 "'agenthropic_site.errors', 'agenthropic_site.heap', 'agenthropic_site.pipeline', 'agenthropic_site.pipeline.stamp', " \
+                 "'agenthropic_site.places']"
 
 
 def _entry(words: list[str], cwd: Path, **env: str | None) -> tuple[int, str, str, bool]:
