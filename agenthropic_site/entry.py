@@ -18,8 +18,8 @@ def main() -> int:
     if sys.argv[1:2] == ["build"]:
         # Until the build's modules are imported, collecting garbage only walks objects that live
         # as long as the process (0.05-0.08 s of a 0.55-0.8 s one-append build of 500 sessions,
-        # measured with gc.callbacks); pipeline/build.py resumes it
-        # once the rendering modules are in, a watch before its first build.
+        # measured with gc.callbacks). pipeline/build.py resumes it once the renderer is imported;
+        # a watch resumes it before its first build (heap.py).
         heap.pause_for_imports()
         # A build with nothing to do is answered from the stamp its last run left, before the
         # command line parser and the rest of the package load (pipeline/stamp.py).
