@@ -24,6 +24,7 @@ it would wait for the cache its own parent holds, and the parent for it.
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -224,8 +225,6 @@ def _run_chunk(chunk: list[Any]) -> list[Any] | _Unable:
     try:
         return [task.run(state, item) for item in chunk]
     except Exception as exc:
-        import pickle  # in a worker, which has it already (the pool's own messages are pickled)
-
         try:
             pickle.dumps(exc)
         except Exception:  # noqa: BLE001 - an exception that cannot travel goes as text
