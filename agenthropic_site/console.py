@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-import sys
 
-from agenthropic_site.terminal import printable
+from agenthropic_site.terminal import printable, say
 
 ROOT_LOGGER = "agenthropic_site"
 QUIET, NORMAL, VERBOSE = -1, 0, 1
@@ -21,7 +20,7 @@ class _Console(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             # Messages name corpus paths and model ids: untrusted text bound for a terminal.
-            print(printable(record.getMessage()), file=sys.stderr, flush=True)
+            say(printable(record.getMessage()))
         except Exception:  # noqa: BLE001 - logging must never break a build
             self.handleError(record)
 

@@ -32,7 +32,7 @@ class UserError(Exception):
 def report(exc: UserError) -> int:
     """Print the error's line (control characters made visible) and return its exit code."""
     # Imported here: `agenthropic hook` imports this module and must start fast.
-    from agenthropic_site.terminal import printable
+    from agenthropic_site.terminal import printable, say
 
-    print(printable(exc.line()), file=sys.stderr)  # a path named in it may hold control characters
+    say(printable(exc.line()))  # a path named in it may hold control characters
     return exc.exit_code

@@ -1,8 +1,9 @@
-"""Make untrusted text safe to print to a terminal: control characters shown, never obeyed."""
+"""Make untrusted text safe to print to a terminal: control characters shown, never obeyed; say it a line at a time."""
 
 from __future__ import annotations
 
 import re
+import sys
 
 # C0 controls (ESC and CR among them), DEL, C1 controls (U+009B is an 8-bit CSI) and lone
 # surrogates. A file name the OS could not decode reaches Python as U+DC80–U+DCFF
@@ -22,4 +23,10 @@ def printable(text: str) -> str:
     return _UNSAFE_RE.sub(_escape, text)
 
 
-__all__ = ["printable"]
+def say(line: str) -> None:
+    """Write one line to the current stderr in one piece: a build's worker processes share it, and print() writes the newline apart."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+__all__ = ["printable", "say"]
