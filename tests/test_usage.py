@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import UTC, date, datetime, time, timedelta
@@ -375,10 +376,39 @@ def _stored(points: list[tuple[str, list[Any]]]) -> list[tuple[str, bytes]]:
     return [(session_id, json.dumps(sessions[session_id], separators=(",", ":")).encode()) for session_id in sorted(sessions)]
 
 
-def _summed(stored: list[tuple[str, bytes]], tz: str) -> tuple[Any, Any, dict[str, int]]:
+def _sums(stored: list[tuple[str, bytes]]) -> list[tuple[str, str]]:
+    """Each session's checksum of its stored requests, as the cache keeps one beside them."""
+    return [(sid, hashlib.sha256(data).hexdigest()) for sid, data in stored]
+
+
+def _reader(stored: list[tuple[str, bytes]], asked: list[str] | None = None) -> Any:
+    """Read stored requests as the cache does (by session id, with their checksums), noting in `asked` which sessions were read."""
+    def read(session_ids: list[str]) -> list[tuple[str, bytes, str]]:
+        if asked is not None:
+            asked.extend(session_ids)
+        return [(sid, data, checksum) for (sid, data), (_, checksum) in zip(stored, _sums(stored)) if sid in session_ids]
+    return read
+
+
+def _summed(stored: list[tuple[str, bytes]], tz: str) -> tuple[Any, Any, dict[str, Any]]:
     usage, scan = usage_module.Usage(tz=tz), usage_module.BlockScan()
     usage_module.add_requests(usage, scan, [request for sid, data in stored for request in usage_module.decode(sid, data)])
-    return usage, scan, {sid: len(usage_module.decode(sid, data)) for sid, data in stored}
+    entries = {sid: [len(usage_module.decode(sid, data)), len(data), checksum, hashlib.sha256(data[:-1]).hexdigest()]
+               for (sid, data), (_, checksum) in zip(stored, _sums(stored))}
+    return usage, scan, entries
+
+
+def _carry(state: str, stored: list[tuple[str, bytes]], tz: str, asked: list[str] | None = None) -> Any:
+    return usage_module.carry(state, _sums(stored), _reader(stored, asked), tz)
+
+
+def test_summing_everything_reads_every_session_once() -> None:
+    point = ["2025-01-01T10:00:00.000Z", "m", 1, 1, 0, 0, 0, "1"]
+    stored = _stored([("a", point), ("b", point), ("b", point)])
+    asked: list[str] = []
+    usage, _, entries = usage_module.sum_all(_sums(stored), _reader(stored, asked), "UTC")
+    assert asked == ["a", "b"] and usage.untimed_requests == 0 and sum(window.requests for window in usage.days) == 3
+    assert entries == _summed(stored, "UTC")[2]
 
 
 def test_windows_carried_forward_equal_the_windows_summed_again() -> None:
@@ -405,8 +435,9 @@ def test_windows_carried_forward_equal_the_windows_summed_again() -> None:
             points.append((session, [at, rng.choice(["m1", "m2"]), *(rng.randrange(100) for _ in range(5)), cost]))
         cut = rng.randrange(0, len(points) + 1)
         before, after = _stored(points[:cut]), _stored(points)
-        usage, scan, counts = _summed(before, tz)
-        carried = usage_module.carry(usage_module.state_of(usage, scan, before, counts), after, tz)
+        usage, scan, entries = _summed(before, tz)
+        asked: list[str] = []
+        carried = _carry(usage_module.state_of(usage, scan, entries), after, tz, asked)
         whole = _summed(after, tz)[0]
         # Untimed requests sort first in a stored view, so one added after others is not an append; nor is a new
         # untimed one: then everything is summed again, which is right too.
@@ -414,19 +445,21 @@ def test_windows_carried_forward_equal_the_windows_summed_again() -> None:
             carried_at_least += 1
             assert usage_json(carried[0]) == usage_json(whole)
             assert carried[2] == _summed(after, tz)[2]
+            # Only the sessions whose requests changed were read.
+            assert asked == [sid for sid, data in after if (sid, data) not in before]
     assert carried_at_least > 50
 
 
 def test_windows_are_summed_again_when_the_corpus_did_not_only_grow() -> None:
     point = lambda at, cost="1": ["2025-01-01T" + at + ".000Z", "m", 1, 1, 0, 0, 0, cost]  # noqa: E731
     before = _stored([("a", point("10:00:00")), ("b", point("11:00:00"))])
-    state = usage_module.state_of(*_summed(before, "UTC")[:2], before, _summed(before, "UTC")[2])
-    assert usage_module.carry(state, _stored([("a", point("10:00:00")), ("b", point("11:00:00")), ("b", point("12:00:00"))]), "UTC") is not None
+    state = usage_module.state_of(*_summed(before, "UTC"))
+    assert _carry(state, _stored([("a", point("10:00:00")), ("b", point("11:00:00")), ("b", point("12:00:00"))]), "UTC") is not None
     for name, changed in {
         "a session gone": _stored([("a", point("10:00:00"))]),
         "a request changed": _stored([("a", point("10:00:00", "2")), ("b", point("11:00:00"))]),
         "a request earlier than the last counted": _stored([("a", point("10:00:00")), ("a", point("10:30:00")), ("b", point("11:00:00"))]),
     }.items():
-        assert usage_module.carry(state, changed, "UTC") is None, name
-    assert usage_module.carry(state, before, "Europe/Paris") is None
-    assert usage_module.carry("not json", before, "UTC") is None
+        assert _carry(state, changed, "UTC") is None, name
+    assert _carry(state, before, "Europe/Paris") is None
+    assert _carry("not json", before, "UTC") is None

@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -133,16 +133,19 @@ CREATE TABLE flat_owners (
 );
 CREATE TABLE views (
     session_id TEXT PRIMARY KEY REFERENCES sessions(session_id) ON DELETE CASCADE,
-    body BLOB NOT NULL,
-    summary BLOB NOT NULL,
+    -- The small columns first and the body (tens of KB) last: SQLite reaches a column by walking
+    -- the row's overflow pages before it, so a build reads every summary and checksum without
+    -- touching the bodies (500 summaries: 5 -> 2 ms; the usage checksums alone 6 -> 1 ms).
     excluded INTEGER NOT NULL,
     body_sum TEXT NOT NULL,
     summary_sum TEXT NOT NULL,
     row_sum TEXT NOT NULL,
+    usage_sum TEXT NOT NULL,
+    summary BLOB NOT NULL,
     -- Every request the session owns (time, model, tokens, cost), for the usage windows: stored with
     -- the view, so it goes whenever the view does (model/usage.py reads only these).
     usage BLOB NOT NULL,
-    usage_sum TEXT NOT NULL
+    body BLOB NOT NULL
 );
 CREATE TABLE events_raw (
     seq INTEGER PRIMARY KEY,

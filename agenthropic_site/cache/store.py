@@ -825,10 +825,13 @@ class Cache:
         stored = []
         for sid, (body, summary, excluded, usage) in sorted(rows.items()):
             body_sum, summary_sum = _sum(body), _sum(summary)
-            stored.append((sid, body, summary, int(excluded), body_sum, summary_sum, _sum(sid, int(excluded), body_sum, summary_sum),
-                           usage, _sum(sid, usage)))
+            stored.append((sid, int(excluded), body_sum, summary_sum, _sum(sid, int(excluded), body_sum, summary_sum), _sum(sid, usage),
+                           summary, usage, body))
         with self.transaction():
-            self.conn.executemany("INSERT OR REPLACE INTO views VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", stored)
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO views (session_id, excluded, body_sum, summary_sum, row_sum, usage_sum, summary, usage, body) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", stored,
+            )
 
     def usage_state(self) -> str | None:
         """Return what the last build kept to carry its usage windows forward (model/corpus_usage.py), or None."""
@@ -839,12 +842,18 @@ class Cache:
         with self.transaction():
             self._set_meta("usage_state", state)
 
-    def view_usage(self) -> Iterator[tuple[str, bytes]]:
-        """Yield every session's owned requests as its view stored them, by session id (CacheDamaged when one fails its checksum)."""
-        for sid, usage, usage_sum in self.conn.execute("SELECT session_id, usage, usage_sum FROM views ORDER BY session_id"):
+    def view_usage_sums(self) -> list[tuple[str, str]]:
+        """Return the checksum of every session's owned requests, by session id, without reading the requests."""
+        return self.conn.execute("SELECT session_id, usage_sum FROM views ORDER BY session_id").fetchall()
+
+    def view_usage(self, session_ids: list[str]) -> Iterator[tuple[str, bytes, str]]:
+        """Yield these sessions' owned requests as their views stored them, with their checksums, by session id (CacheDamaged when one fails its checksum)."""
+        for sid, usage, usage_sum in self.conn.execute(
+            f"SELECT session_id, usage, usage_sum FROM views WHERE {_IN_SESSIONS} ORDER BY session_id", (orjson.dumps(session_ids).decode(),)
+        ):
             if usage_sum != _sum(sid, bytes(usage)):
                 raise CacheDamaged(f"the stored requests of session {sid}", (("view", sid),))
-            yield sid, bytes(usage)
+            yield sid, bytes(usage), usage_sum
 
     def view_summaries(self) -> Iterator[tuple[str, bytes | None]]:
         """Yield every stored session summary by session id (None when damaged: derive it again).

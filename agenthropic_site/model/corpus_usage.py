@@ -4,14 +4,16 @@ Each stored view keeps the requests its session owns (the views' ownership rule 
 `stored.encode_usage`); the windows sum them (model/usage.py). A live corpus grows at its end: a
 build after an append finds every session's stored requests either unchanged or the same with
 requests after all the others added. It then takes the last build's windows (kept in the cache with
-where its 5-hour block scan stood) and counts only the new requests. Anything else — a session
-gone, a request changed, moved or priced again, an added request earlier than the last counted,
-another zone, a kept state that does not read back — and every request is summed again.
+where its 5-hour block scan stood and each session's checksum) and reads only the sessions whose
+checksum changed, counting their new requests. Anything else — a session gone, a request changed,
+moved or priced again, an added request earlier than the last counted, another zone, a kept state
+that does not read back — and every request is read and summed again.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -24,70 +26,97 @@ from agenthropic_site.model.decoded import DecodedOnce
 from agenthropic_site.model.usage import BlockScan, Usage, UsageRequest, Window, add_requests, parse_time
 from agenthropic_site.parse.model import Tokens
 
-STATE_FORMAT = 1
-Stored = list[tuple[str, bytes]]  # (session id, its stored requests), by session id
+STATE_FORMAT = 2
+Sums = list[tuple[str, str]]  # (session id, the checksum of its stored requests), by session id
+# Given session ids, yield each one's (session id, stored requests, their checksum), by session id.
+ReadRequests = Callable[[list[str]], Iterable[tuple[str, bytes, str]]]
+# What the state keeps of a session: [its request count, its bytes' length, their checksum, the digest of all but the last byte].
+Entry = list[Any]
 
 
 def corpus_usage(cache: Cache, tz: str) -> Usage:
     """Return the usage windows of every cached session in the zone `tz`, from the last build's where the corpus only grew."""
-    stored = list(cache.view_usage())
+    sums = cache.view_usage_sums()
     kept = cache.usage_state()
-    carried = carry(kept, stored, tz)
-    if carried is None:
-        usage, scan = Usage(tz=tz), BlockScan()
-        add_requests(usage, scan, (request for session_id, data in stored for request in decode(session_id, data)))
-        counts = {session_id: len(decode(session_id, data)) for session_id, data in stored}
-    else:
-        usage, scan, counts = carried
-    state = state_of(usage, scan, stored, counts)
+    carried = carry(kept, sums, cache.view_usage, tz)
+    usage, scan, entries = carried if carried is not None else sum_all(sums, cache.view_usage, tz)
+    state = state_of(usage, scan, entries)
     if kept != state:
         cache.set_usage_state(state)
-    _DECODED.keep_only(counts)  # forget the sessions gone from this corpus
+    _DECODED.keep_only(entries)  # forget the sessions gone from this corpus
     return usage
 
 
-def carry(state: str | None, stored: Stored, tz: str) -> tuple[Usage, BlockScan, dict[str, int]] | None:
-    """Return the last build's windows with the requests added since counted (and each session's count), or None to sum them again."""
+def sum_all(sums: Sums, read: ReadRequests, tz: str) -> tuple[Usage, BlockScan, dict[str, Entry]]:
+    """Read and sum every session's requests; return the windows, the block scan and each session's entry."""
+    usage, scan = Usage(tz=tz), BlockScan()
+    entries: dict[str, Entry] = {}
+
+    def requests() -> Iterable[UsageRequest]:
+        for session_id, data, checksum in read([session_id for session_id, _ in sums]):
+            decoded = decode(session_id, data)
+            entries[session_id] = _entry(len(decoded), data, checksum)
+            yield from decoded
+
+    add_requests(usage, scan, requests())
+    return usage, scan, entries
+
+
+def carry(state: str | None, sums: Sums, read: ReadRequests, tz: str) -> tuple[Usage, BlockScan, dict[str, Entry]] | None:
+    """Return the last build's windows with the requests added since counted (and each session's entry), or None to sum them again.
+
+    Only the sessions whose checksum changed are read.
+    """
     try:
         kept = orjson.loads(state) if state else None
         if not isinstance(kept, dict) or kept.get("format") != STATE_FORMAT or kept.get("tz") != tz:
             return None
-        sessions: dict[str, list[Any]] = kept["sessions"]
-        if set(sessions) - {session_id for session_id, _ in stored}:
+        sessions: dict[str, Entry] = kept["sessions"]
+        if set(sessions) - {session_id for session_id, _ in sums}:
             return None  # a session is gone
+        entries: dict[str, Entry] = {}
+        changed = []
+        for session_id, checksum in sums:
+            entry = sessions.get(session_id)
+            if entry is not None and entry[2] == checksum:
+                entries[session_id] = entry
+            else:
+                changed.append(session_id)
         added: list[UsageRequest] = []
-        counts: dict[str, int] = {}
-        for session_id, data in stored:
-            count, size, whole, head = sessions.get(session_id, (0, 2, "", ""))
-            if session_id in sessions and len(data) == size and _digest(data) == whole:
-                counts[session_id] = int(count)
-                continue
+        for session_id, data, checksum in read(changed):
+            count, size, _, head = sessions.get(session_id, (0, 2, "", ""))
             if count and not (len(data) > size and data[size - 1 : size] == b"," and _digest(data[: size - 1]) == head):
                 return None  # not the same requests with more after them
             requests = decode(session_id, data)
-            counts[session_id] = len(requests)
+            entries[session_id] = _entry(len(requests), data, checksum)
             added += requests[count:]
+        if len(entries) != len(sums):
+            return None  # a session's requests did not read back
         usage, scan = _usage_of(kept, tz)
         last = scan.previous
         if last is not None and any(request.at is not None and request.at < last for request in added):
             return None  # a request earlier than one counted: the blocks after it may move
         add_requests(usage, scan, added)
-        return usage, scan, counts
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, ArithmeticError):
+        return usage, scan, dict(sorted(entries.items()))
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, ValueError, ArithmeticError):
         return None  # a kept state this code cannot read: sum everything again
 
 
-def state_of(usage: Usage, scan: BlockScan, stored: Stored, counts: dict[str, int]) -> str:
+def state_of(usage: Usage, scan: BlockScan, entries: dict[str, Entry]) -> str:
     """Write what the next build needs to carry these windows forward."""
     return orjson.dumps({
         "format": STATE_FORMAT,
         "tz": usage.tz,
         "scan": [_instant(scan.start), _instant(scan.previous)],
-        "sessions": {session_id: [counts[session_id], len(data), _digest(data), _digest(data[:-1])] for session_id, data in stored},
+        "sessions": entries,
         "blocks": [_window_state(window) for window in usage.blocks],
         "days": [_window_state(window) for window in usage.days],
         "untimed": [usage.untimed_requests, _counts(usage.untimed_tokens)],
     }).decode()
+
+
+def _entry(count: int, data: bytes, checksum: str) -> Entry:
+    return [count, len(data), checksum, _digest(data[:-1])]
 
 
 def decode(session_id: str, data: bytes) -> list[UsageRequest]:
