@@ -262,6 +262,7 @@ class Cache:
         # A transaction's own seals count once it commits.
         self._sound: set[tuple[str, str]] = set()
         self._sound_pending: set[tuple[str, str]] | None = None
+        self._flat_owners: dict[str, tuple[int, int, int, str | None, str]] | None = None  # read on first use (flat_owner)
         self._lock: int | None = self._acquire(folder / LOCK_FILE, wait)
         try:
             self.conn = self._open()
@@ -279,6 +280,7 @@ class Cache:
         cache.read_only = True  # damage is raised to the build, which repairs it
         cache._lock = None  # the build that started this worker holds it
         cache._sound, cache._sound_pending = set(), None  # the build writes no sealed row while its workers read
+        cache._flat_owners = None
         cache.conn = sqlite3.connect(cache.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         cache.conn.execute("PRAGMA query_only=ON")
         return cache
@@ -518,23 +520,24 @@ class Cache:
 
     def flat_owner(self, ref: FileRef) -> tuple[bool, str | None]:
         """Return (known, session id) for a flat agent file as lstat saw it."""
-        row = self.conn.execute(
-            "SELECT session_id, row_sum FROM flat_owners WHERE rel = ? AND size = ? AND mtime_ns = ? AND inode = ?",
-            (ref.rel, ref.size, ref.mtime_ns, ref.inode),
-        ).fetchone()
-        if row is None:
+        if self._flat_owners is None:
+            # Every row at once: a corpus of the flat layout has one per sub-agent (579 lookups: 5 -> 1 ms).
+            self._flat_owners = {row[0]: row[1:] for row in self.conn.execute(
+                "SELECT rel, size, mtime_ns, inode, session_id, row_sum FROM flat_owners")}
+        row = self._flat_owners.get(ref.rel)
+        if row is None or row[:3] != (ref.size, ref.mtime_ns, ref.inode):
             return False, None
-        if row[1] != _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, row[0]):
+        if row[4] != _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, row[3]):
             self._note("the stored session of a flat agent file")
             return False, None  # read again; put_flat_owner replaces the row
-        return True, row[0]
+        return True, row[3]
 
     def put_flat_owner(self, ref: FileRef, session_id: str | None) -> None:
         """Remember which session a flat agent file names, keyed by its lstat signature."""
-        self.conn.execute(
-            "INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?,?)",
-            (ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id, _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id)),
-        )
+        row_sum = _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id)
+        self.conn.execute("INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?,?)", (ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id, row_sum))
+        if self._flat_owners is not None:
+            self._flat_owners[ref.rel] = (ref.size, ref.mtime_ns, ref.inode, session_id, row_sum)
 
     # -- ingest -------------------------------------------------------------------------------
 

@@ -192,13 +192,16 @@ class Renderer:
 
     def fresh(self, rel: str, *parts: str) -> bool:
         """Record `rel`'s input digest; return True (and keep the file) when it is unchanged."""
+        return self._same_inputs(rel, *parts) and self._keep(rel)
+
+    def _same_inputs(self, rel: str, *parts: str) -> bool:
+        """Record `rel`'s input digest; return whether the last build made it from the same inputs (it may be gone since)."""
         digest = self._output_digest(rel, *parts)
         self.digests[rel] = digest
         previous = self.previous.get(rel)
-        if previous == digest and self.writer.keep(rel):
-            return True
-        log.debug(f"render: {rel}: " + ("new" if previous is None else "its inputs changed" if previous != digest else "missing from the folder"))
-        return False
+        if previous != digest:
+            log.debug(f"render: {rel}: " + ("new" if previous is None else "its inputs changed"))
+        return previous == digest
 
     def page(self, rel: str, template: str, **context: Any) -> None:
         """Render a template to `rel` with links relative to that page."""
@@ -247,18 +250,22 @@ class Renderer:
         judged by their own bytes, so a session whose inputs did not change keeps every file it
         had (the manifest lists them), and one that did rewrites only the pages that differ.
         """
+        kept: dict[str, list[str]] = {}  # the sessions whose inputs did not change, with their files from the last build
+        for sid in batch:
+            inputs = self._session_inputs(self.model.sessions[sid])
+            judged = [f"data/sessions/{sid}.json", f"sessions/{sid}/index.html"]
+            if all([self._same_inputs(rel, *inputs) for rel in judged]):
+                kept[sid] = judged + self.previous_of_session.get(sid, [])
+        # Their files are looked for in one pass over their folders; a session missing any is rendered.
+        gone = set(self._keep_all([rel for rels in kept.values() for rel in rels]))
         work = []
         for sid in batch:
-            summary = self.model.sessions[sid]
-            inputs = self._session_inputs(summary)
             # Set only with --redact when this session's masks are not known yet: then its view and
             # every transcript of it are masked and counted, whether a page is rendered or not.
             masks = self._session_masks(sid)
-            changed = [rel for rel in (f"data/sessions/{sid}.json", f"sessions/{sid}/index.html") if not self.fresh(rel, *inputs)]
-            if not changed:
-                changed = self._keep_all(self.previous_of_session.get(sid, []))
+            changed = sid not in kept or any(rel in gone for rel in kept[sid])
             if changed or masks is not None:
-                work.append((self._view(sid, masks), bool(changed), masks))
+                work.append((self._view(sid, masks), changed, masks))
         # Each graph's DOT source is made once (an 800-agent session's takes 0.1 s) and drawn with the batch's.
         sources = {view.session_id: self._dot(view) for view, dirty, _ in work if dirty}
         todo = uncached_sources([source for source in sources.values() if source], self._svg)
@@ -297,11 +304,13 @@ class Renderer:
         return not self._keep_all([rel])
 
     def _keep_all(self, rels: list[str]) -> list[str]:
-        """Keep an unchanged session's files from the last build; return those that are gone."""
+        """Keep files from the last build whose inputs did not change; return those that are gone."""
         gone = self.writer.keep_all(rels)
         missing = set(gone)
         for rel in rels:
-            if rel not in missing:
+            if rel in missing:
+                log.debug(f"render: {rel}: missing from the folder")
+            else:
                 self.digests[rel] = self.previous[rel]
         return gone
 
