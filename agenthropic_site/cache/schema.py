@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -49,6 +49,9 @@ CREATE TABLE agents (
     PRIMARY KEY (session_id, agent_id),
     FOREIGN KEY (session_id, parent_agent_id) REFERENCES agents(session_id, agent_id)
 );
+-- Deleting an agent looks for the agents that name it as their parent (the foreign key): without
+-- this index each deletion read every agent of the cache (an 800-agent session's rows: 54 -> 2 ms).
+CREATE INDEX agents_parent ON agents(session_id, parent_agent_id);
 CREATE TABLE orchestration_edges (
     session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     parent TEXT NOT NULL,
