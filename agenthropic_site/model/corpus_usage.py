@@ -85,7 +85,7 @@ def carry(state: str | None, sums: Sums, read: ReadRequests, tz: str) -> tuple[U
         added: list[UsageRequest] = []
         for session_id, data, checksum in read(changed):
             count, size, _, head = sessions.get(session_id, (0, 2, "", ""))
-            if count and not (len(data) > size and data[size - 1 : size] == b"," and _digest(data[: size - 1]) == head):
+            if count and not (len(data) > size and data[size - 1 : size] == b"," and _digest(memoryview(data)[: size - 1]) == head):
                 return None  # not the same requests with more after them
             requests = decode(session_id, data)
             entries[session_id] = _entry(len(requests), data, checksum)
@@ -116,7 +116,7 @@ def state_of(usage: Usage, scan: BlockScan, entries: dict[str, Entry]) -> str:
 
 
 def _entry(count: int, data: bytes, checksum: str) -> Entry:
-    return [count, len(data), checksum, _digest(data[:-1])]
+    return [count, len(data), checksum, _digest(memoryview(data)[:-1])]
 
 
 def decode(session_id: str, data: bytes) -> list[UsageRequest]:
@@ -168,5 +168,5 @@ def _counts(tokens: Tokens) -> list[int]:
     return [tokens.input, tokens.output, tokens.cache_read, tokens.cache_write_5m, tokens.cache_write_1h]
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _digest(data: bytes | memoryview) -> str:
+    return hashlib.sha256(data).hexdigest()  # a memoryview of the stored bytes: hashed without a copy
