@@ -165,3 +165,21 @@ def test_a_theme_change_rerenders_without_reparsing(tmp_path: Path) -> None:
     assert second.pages_rendered == first.pages_rendered > 0  # every page rendered again
     assert second.pages_written == 1  # only the stylesheet's bytes changed
     assert (tmp_path / "site" / "static" / "style.css").read_text() == "body { color: teal; }\n"
+
+
+@pytest.mark.parametrize("which", ["the session's JSON", "an agent's page"])
+def test_a_file_gone_from_an_unchanged_session_is_written_again_and_every_file_counted_once(demo_corpus: Path, tmp_path: Path,
+                                                                                           which: str) -> None:
+    from agenthropic_site.render.manifest import read_manifest
+
+    live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(live)
+    published = read_manifest(tmp_path / "live").files
+    before = tree_bytes(tmp_path / "live")
+    agent_pages = sorted(rel for rel in published if rel.startswith(f"sessions/{SESSION}/agents/"))
+    gone = f"data/sessions/{SESSION}.json" if which == "the session's JSON" else agent_pages[0]
+    (tmp_path / "live" / gone).unlink()
+    again = run_build(live)
+    # Its session is rendered again, and each of its files counted once: written or unchanged.
+    assert (again.pages_written, again.pages_written + again.pages_unchanged) == (1, len(published))
+    assert tree_bytes(tmp_path / "live") == before

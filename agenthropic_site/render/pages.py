@@ -256,14 +256,17 @@ class Renderer:
             judged = [f"data/sessions/{sid}.json", f"sessions/{sid}/index.html"]
             if all([self._same_inputs(rel, *inputs) for rel in judged]):
                 kept[sid] = judged + self.previous_of_session.get(sid, [])
-        # Their files are looked for in one pass over their folders; a session missing any is rendered.
-        gone = set(self._keep_all([rel for rels in kept.values() for rel in rels]))
+        # Their files are looked for in one pass over their folders; a session missing any is
+        # rendered, and keeps none of them here (its render counts each once).
+        gone = set(self._missing([rel for rels in kept.values() for rel in rels]))
         work = []
         for sid in batch:
             # Set only with --redact when this session's masks are not known yet: then its view and
             # every transcript of it are masked and counted, whether a page is rendered or not.
             masks = self._session_masks(sid)
             changed = sid not in kept or any(rel in gone for rel in kept[sid])
+            if not changed:
+                self._kept(kept[sid])
             if changed or masks is not None:
                 work.append((self._view(sid, masks), changed, masks))
         # Each graph's DOT source is made once (an 800-agent session's takes 0.1 s) and drawn with the batch's.
@@ -305,14 +308,23 @@ class Renderer:
 
     def _keep_all(self, rels: list[str]) -> list[str]:
         """Keep files from the last build whose inputs did not change; return those that are gone."""
-        gone = self.writer.keep_all(rels)
+        gone = self._missing(rels)
         missing = set(gone)
-        for rel in rels:
-            if rel in missing:
-                log.debug(f"render: {rel}: missing from the folder")
-            else:
-                self.digests[rel] = self.previous[rel]
+        self._kept([rel for rel in rels if rel not in missing])
         return gone
+
+    def _missing(self, rels: list[str]) -> list[str]:
+        """Return the files of the last build that are gone from the folder."""
+        gone = self.writer.missing(rels)
+        for rel in gone:
+            log.debug(f"render: {rel}: missing from the folder")
+        return gone
+
+    def _kept(self, rels: list[str]) -> None:
+        """Keep files of the last build just found in the folder: their digests stand."""
+        self.writer.kept(rels)
+        for rel in rels:
+            self.digests[rel] = self.previous[rel]
 
     def put(self, rel: str, data: bytes | Pieces) -> None:
         """Write an output judged by its own bytes (whole or in pieces): a file the last build wrote with these bytes is kept."""

@@ -296,7 +296,15 @@ class SiteWriter:
         return not self.keep_all([rel])
 
     def keep_all(self, rels: Iterable[str]) -> list[str]:
-        """Keep files from the last build as they are, each that is still there; return those that are not.
+        """Keep files from the last build as they are, each that is still there; return those that are not."""
+        rels = list(rels)
+        gone = self.missing(rels)
+        missing = set(gone)
+        self.kept([rel for rel in rels if rel not in missing])
+        return gone
+
+    def missing(self, rels: Iterable[str]) -> list[str]:
+        """Return those of the last build's files that are no longer regular files in the folder (a link never is one).
 
         Each folder is opened once for all of its files: a session's files sit in a few folders.
         """
@@ -313,14 +321,17 @@ class SiteWriter:
                         there = stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
                     except OSError:
                         there = False
-                    if there:
-                        self._produced.add(rel)
-                        self.unchanged.append(rel)
-                    else:
+                    if not there:
                         gone.append(rel)
             except (OSError, LinkedFolder):
                 gone += [rel for rel, _ in files]
         return gone
+
+    def kept(self, rels: Iterable[str]) -> None:
+        """Count files of the last build, just found in the folder (`missing`), as kept as they are."""
+        for rel in rels:
+            self._produced.add(rel)
+            self.unchanged.append(rel)
 
     @property
     def produced(self) -> set[str]:
