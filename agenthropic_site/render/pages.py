@@ -303,15 +303,11 @@ class Renderer:
             self._drawing.result()
 
     def _keep(self, rel: str) -> bool:
-        """Keep an unchanged session's file from the last build; False when it is gone."""
-        return not self._keep_all([rel])
-
-    def _keep_all(self, rels: list[str]) -> list[str]:
-        """Keep files from the last build whose inputs did not change; return those that are gone."""
-        gone = self._missing(rels)
-        missing = set(gone)
-        self._kept([rel for rel in rels if rel not in missing])
-        return gone
+        """Keep a file from the last build whose inputs did not change; False when it is gone."""
+        if self._missing([rel]):
+            return False
+        self._kept([rel])
+        return True
 
     def _missing(self, rels: list[str]) -> list[str]:
         """Return the files of the last build that are gone from the folder."""

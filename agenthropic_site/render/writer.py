@@ -293,15 +293,10 @@ class SiteWriter:
 
     def keep(self, rel: str) -> bool:
         """Keep a file from the last build as it is, if it is still there; return whether it was."""
-        return not self.keep_all([rel])
-
-    def keep_all(self, rels: Iterable[str]) -> list[str]:
-        """Keep files from the last build as they are, each that is still there; return those that are not."""
-        rels = list(rels)
-        gone = self.missing(rels)
-        missing = set(gone)
-        self.kept([rel for rel in rels if rel not in missing])
-        return gone
+        if self.missing([rel]):
+            return False
+        self.kept([rel])
+        return True
 
     def missing(self, rels: Iterable[str]) -> list[str]:
         """Return those of the last build's files that are no longer regular files in the folder (a link never is one).
