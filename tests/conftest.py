@@ -188,6 +188,20 @@ def shared_dir() -> Path:
     return Path(value)
 
 
+def stored_bodies(folder: Path) -> dict[tuple[str, str], bytes]:
+    """Return every transcript body a cache folder's file holds, its pieces joined, by (session, agent)."""
+    import sqlite3
+
+    conn = sqlite3.connect(folder / "cache.sqlite3")
+    try:
+        bodies: dict[tuple[str, str], bytes] = {}
+        for sid, agent_id, piece in conn.execute("SELECT session_id, agent_id, bytes FROM transcript_pieces ORDER BY session_id, agent_id, piece"):
+            bodies[(sid, agent_id)] = bodies.get((sid, agent_id), b"") + bytes(piece)
+        return bodies
+    finally:
+        conn.close()
+
+
 def dump_cache(folder: Path) -> list[str]:
     """Dump every table of a cache in a stable order (the build counter aside), for comparison."""
     import sqlite3

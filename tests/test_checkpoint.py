@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agenthropic_site.cache import Cache
+from agenthropic_site.cache import Cache, store
 from agenthropic_site.cache.store import _sum
 from agenthropic_site.corpus import scan_corpus
 from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
@@ -24,7 +24,7 @@ from agenthropic_site.parse.model import Message
 from agenthropic_site.pipeline import parsing
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.pipeline.parsing import ReadCount, load_session
-from conftest import DEMO_CORPUS, tree_bytes
+from conftest import DEMO_CORPUS, stored_bodies, tree_bytes
 from fixtures.generate import generate_scale
 from records import SID, assistant, line, usage, user
 from test_incremental import assert_equals_cold_build, config, main_file
@@ -166,14 +166,6 @@ def test_a_summariser_is_paired_by_its_chain_after_a_checkpoint() -> None:
     assert carried.compactions == whole.compactions
 
 
-def stored_bodies(cache: Path) -> dict[tuple[str, str], bytes]:
-    connection = sqlite3.connect(cache / "cache.sqlite3")
-    try:
-        return {(sid, agent_id): bytes(body) for sid, agent_id, body in connection.execute("SELECT session_id, agent_id, body FROM transcripts")}
-    finally:
-        connection.close()
-
-
 def last_reply(path: Path) -> dict[str, Any]:
     return json.loads(next(raw for raw in reversed(path.read_bytes().splitlines()) if b'"type":"assistant"' in raw and b'"usage"' in raw))
 
@@ -184,9 +176,16 @@ def rewritten(data: bytes) -> bytes:
     return data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1 :]
 
 
-def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Appends, a reply going on, a line written in two goes, a rewrite, a cut and a new agent: each build equals a cold one."""
+@pytest.mark.parametrize("piece", [store.BODY_PIECE, 97])
+def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              piece: int) -> None:
+    """Appends, a reply going on, a line written in two goes, a rewrite, a cut and a new agent: each build equals a cold one.
+
+    Also with bodies stored in pieces of 97 bytes (the demo's are shorter than a real piece): an append
+    rewrites them from the one the splice falls in.
+    """
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)  # every session keeps checkpoints
+    monkeypatch.setattr(store, "BODY_PIECE", piece)
     out, cache = tmp_path / "site", tmp_path / "cache"
     run_build(config(demo_corpus, out, cache))
     main = main_file(demo_corpus)
@@ -232,6 +231,32 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
 
 
+def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(demo_corpus: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    monkeypatch.setattr(store, "BODY_PIECE", 100)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    sid = main_file(demo_corpus).stem
+    before = stored_bodies(cache)[(sid, sid)]
+    written: list[tuple[str, int, int]] = []
+    put_body = store.Cache._put_body
+
+    def counted(self: Cache, session_id: str, agent_id: str, body: bytes, body_sum: str, unchanged_pieces: int) -> None:
+        written.append((agent_id, unchanged_pieces, len(body)))
+        put_body(self, session_id, agent_id, body, body_sum, unchanged_pieces)
+
+    monkeypatch.setattr(store.Cache, "_put_body", counted)
+    ask_again(demo_corpus, "pieces-late", "and one more")
+    run_build(config(demo_corpus, out, cache))
+    ((agent_id, unchanged, size),) = written
+    after = stored_bodies(cache)[(sid, sid)]
+    # Only the main transcript is written, and only from the piece its last byte of old messages falls in.
+    assert agent_id == sid and unchanged == (len(before) - 1) // 100 and size == len(after) > len(before)
+    assert after[: unchanged * 100] == before[: unchanged * 100]
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
 def ask_again(corpus: Path, uuid: str, text: str) -> Path:
     """Append a prompt to the demo session's main transcript; return that transcript."""
     main = main_file(corpus)
@@ -242,7 +267,7 @@ def ask_again(corpus: Path, uuid: str, text: str) -> Path:
 
 @pytest.mark.parametrize("damage", ["UPDATE scan_checkpoints SET state = CAST('{}' AS BLOB)",
                                     "UPDATE scan_checkpoints SET scanned_digest = '00'",
-                                    "UPDATE transcripts SET body = CAST('[]' AS BLOB), body_sum = 'x'"])
+                                    "UPDATE transcripts SET body_sum = 'x'"])
 def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     """A checkpoint whose checksum fails, or whose transcript changed since, is passed over: the file is read whole."""
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)

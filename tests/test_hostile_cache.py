@@ -26,7 +26,7 @@ import pytest
 
 from agenthropic_site.cache import store
 from agenthropic_site.cli import main
-from conftest import DEMO_CORPUS, DEMO_NOW, NEEDS_DOT, build, build_subprocess, tree_bytes
+from conftest import DEMO_CORPUS, DEMO_NOW, NEEDS_DOT, build, build_subprocess, stored_bodies, tree_bytes
 from test_cache import NIMBUS_PRICES
 
 DAMAGE_LINE = "agenthropic: the cache was damaged ("
@@ -89,7 +89,9 @@ def flip_a_letter(cache: Path, blob: bytes, text: str) -> None:
 
 def a_stored_transcript_text(cache: Path) -> tuple[str, str, bytes, str]:
     """Return (session, agent, stored body, a text in it) for a sub-agent transcript with some text."""
-    for sid, agent, body in rows(cache, "SELECT session_id, agent_id, body FROM transcripts WHERE agent_id != session_id ORDER BY 1, 2"):
+    for (sid, agent), body in sorted(stored_bodies(cache).items()):
+        if agent == sid:
+            continue
         for message in orjson.loads(body):
             for block in message[6]:
                 text = block[1]
@@ -151,8 +153,8 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
         if damage == "transcript":
             flip_a_letter(cache, body, text)
         else:  # a row cut short: it no longer decodes
-            change(cache, "UPDATE transcripts SET body = substr(body, 1, length(body) - 9) WHERE session_id = ? AND agent_id = ?",
-                   (sid, agent))
+            change(cache, "UPDATE transcript_pieces SET bytes = substr(bytes, 1, length(bytes) - 9) WHERE session_id = ?1 AND agent_id = ?2 "
+                   "AND piece = (SELECT max(piece) FROM transcript_pieces WHERE session_id = ?1 AND agent_id = ?2)", (sid, agent))
         (out / "sessions" / sid / "agents" / f"{agent}.html").unlink()
     elif damage == "graph":
         ((digest, svg),) = rows(cache, "SELECT digest, svg FROM svg_cache ORDER BY length(svg) DESC LIMIT 1")

@@ -136,7 +136,7 @@ def test_the_report_counts_masks_by_kind_and_never_the_secrets(corpus: Path, tmp
         assert not any(secret_of(kind) in html.unescape(text) for kind in KINDS)
     # The cache keeps the original text (masking is done at render time) and counts, never secrets.
     dump = dump_cache(tmp_path / "c2")
-    assert any(secret_of("anthropic-key") in row for row in dump if row.startswith("transcripts:"))
+    assert any(secret_of("anthropic-key") in row for row in dump if row.startswith("transcript_pieces:"))
     counted = [row for row in dump if "redaction_counts" in row]
     assert counted and not any(secret_of(kind) in row for kind in KINDS for row in counted)
 

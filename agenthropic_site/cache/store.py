@@ -53,6 +53,7 @@ SEALED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     "compactions": ((), "seq"),
     "transcripts": (("agent_id", "body_sum"), "agent_id"),
 }
+BODY_PIECE = 1 << 20  # bytes of a stored transcript body a row holds (schema.py `transcript_pieces`)
 EMPTY_DIGEST = "no rows"
 UNDECODABLE = "a text that is not UTF-8"  # never a digest: the rows are damaged
 FAILURE_COLUMNS = "session_id, project, fingerprint, reason, consecutive, retry_at_build"
@@ -173,11 +174,11 @@ def cache_os_problem(exc: OSError, folder: Path) -> CacheError | None:
     return None
 
 
-def _sum(*parts: str | bytes | int | None) -> str:
+def _sum(*parts: str | bytes | bytearray | int | None) -> str:
     """Return the checksum kept beside a stored row (over its key and its values)."""
     digest = hashlib.sha256()
     for part in parts:
-        if isinstance(part, bytes):
+        if isinstance(part, (bytes, bytearray)):
             # The same bytes as the other kinds' (length, tag, value), without copying a large value twice.
             digest.update((len(part) + 1).to_bytes(8, "big") + b"b")
             digest.update(part)
@@ -665,30 +666,50 @@ class Cache:
                   for agent_id, checkpoint in used.items()
                   if agent_id in parsed.tails and not parsed.transcripts.get(agent_id)}
 
-        def changed() -> Iterator[tuple[str, str, bytes, str]]:
-            for agent_id, messages in sorted(parsed.transcripts.items()):
-                if agent_id in shapes:
-                    continue
-                rows = [message_row(message) for message in messages]
-                last_len = len(orjson.dumps(rows[-1])) if rows else 0
-                body = orjson.dumps(rows)
-                del rows
-                many = len(messages) >= 2
-                if agent_id in parsed.tails:
-                    keep = used[agent_id].body_last if parsed.tails[agent_id] else used[agent_id].body_len - 1
-                    body, many = self._spliced(sid, agent_id, used[agent_id], keep, body), many or keep > 1
-                body_sum = _sum(sid, agent_id, body)
-                shapes[agent_id] = BodyShape(body_sum, len(body), last_start(len(body), last_len, many))
-                if stored.get(agent_id) != body_sum:
-                    yield sid, agent_id, body, body_sum
-
-        conn.executemany("INSERT OR REPLACE INTO transcripts VALUES (?,?,?,?)", changed())
+        for agent_id, messages in sorted(parsed.transcripts.items()):
+            if agent_id in shapes:
+                continue
+            rows = [message_row(message) for message in messages]
+            last_len = len(orjson.dumps(rows[-1])) if rows else 0
+            body = orjson.dumps(rows)
+            del rows
+            many = len(messages) >= 2
+            unchanged_pieces = 0
+            if agent_id in parsed.tails:
+                keep = used[agent_id].body_last if parsed.tails[agent_id] else used[agent_id].body_len - 1
+                body, many = self._spliced(sid, agent_id, used[agent_id], keep, body), many or keep > 1
+                unchanged_pieces = keep // BODY_PIECE  # the stored body's first `keep` bytes stand
+            body_sum = _sum(sid, agent_id, body)
+            shapes[agent_id] = BodyShape(body_sum, len(body), last_start(len(body), last_len, many))
+            if stored.get(agent_id) != body_sum:
+                self._put_body(sid, agent_id, body, body_sum, unchanged_pieces if agent_id in stored else 0)
+            del body  # one body alive at a time
         return shapes
+
+    def _put_body(self, sid: str, agent_id: str, body: bytes, body_sum: str, unchanged_pieces: int) -> None:
+        """Store a transcript's body with its checksum, writing its pieces after the first `unchanged_pieces` (those hold its bytes already)."""
+        conn = self.conn
+        conn.execute("INSERT INTO transcripts VALUES (?, ?, ?) ON CONFLICT(session_id, agent_id) DO UPDATE SET body_sum = excluded.body_sum",
+                     (sid, agent_id, body_sum))
+        conn.execute("DELETE FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece >= ?", (sid, agent_id, unchanged_pieces))
+        view = memoryview(body)
+        conn.executemany("INSERT INTO transcript_pieces VALUES (?, ?, ?, ?)", (
+            (sid, agent_id, piece, view[piece * BODY_PIECE : (piece + 1) * BODY_PIECE])
+            for piece in range(unchanged_pieces, max(1, -(-len(body) // BODY_PIECE)))
+        ))
+
+    def _stored_body(self, sid: str, agent_id: str) -> bytearray:
+        """Return a transcript's stored body, its pieces joined in order (empty when it has none)."""
+        body = bytearray()  # grown in place: the pieces and a joined copy are never all alive at once
+        for (piece,) in self.conn.execute(
+            "SELECT bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? ORDER BY piece", (sid, agent_id)
+        ):
+            body += piece
+        return body
 
     def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes) -> bytes:
         """Return the stored body of a transcript scanned from a checkpoint, its first `keep` bytes followed by the scan's messages."""
-        row = self.conn.execute("SELECT body FROM transcripts WHERE session_id = ? AND agent_id = ?", (sid, agent_id)).fetchone()
-        body = bytes(row[0]) if row is not None else b""
+        body = self._stored_body(sid, agent_id)
         if _sum(sid, agent_id, body) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
             raise CacheDamaged(f"the stored transcript of an agent of session {sid}", (("session", sid),))
         return spliced(body, keep, tail)
@@ -1139,14 +1160,12 @@ class Cache:
 
     def transcript(self, session_id: str, agent_id: str) -> list[Message]:
         """Load one agent's displayable transcript (CacheDamaged when it is not as written: its session is read again)."""
-        row = self.conn.execute(
-            "SELECT body, body_sum FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)
-        ).fetchone()
+        row = self.conn.execute("SELECT body_sum FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)).fetchone()
         if row is None:
             self.verify_sessions([session_id], ("transcripts",))  # sound only if the session has none for this agent
             return []
-        body = bytes(row[0])
-        if row[1] != _sum(session_id, agent_id, body):
+        body = self._stored_body(session_id, agent_id)
+        if row[0] != _sum(session_id, agent_id, body):
             raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
         return _decode_messages(body)
 
@@ -1194,5 +1213,5 @@ def _price_columns(family: str | None, parts: tuple[Decimal, ...] | None, proble
     return (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem)
 
 
-def _decode_messages(body: bytes) -> list[Message]:
+def _decode_messages(body: bytes | bytearray) -> list[Message]:
     return [message_from_row(row) for row in orjson.loads(body)]
