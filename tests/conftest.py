@@ -40,8 +40,9 @@ def build_subprocess(
     return subprocess.run(command, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-# The build's record of what it published: its input digests name the corpus files' inodes and
-# mtimes, so it differs between copies of a corpus; it is not part of the site (snapshot and diff skip it).
+# The build's record of what it published: its input digests come from the cache, which knows a
+# session with a file not read whole by its files' inodes and mtimes, so it may differ between copies
+# of a corpus; it is not part of the site (snapshot and diff skip it).
 SITE_MANIFEST = ".agenthropic/manifest"
 
 

@@ -94,6 +94,7 @@ def test_a_damaged_stored_view_or_summary_is_derived_again(tmp_path: Path) -> No
 
 
 def test_status_precedence_between_transcript_reads_and_hook_events(tmp_path: Path) -> None:
+    from agenthropic_site.cache.checkpoints import FilesIdentity
     from agenthropic_site.parse.model import Agent, ParsedSession
 
     sid, child = "11111111-2222-4333-8444-555555555555", "a1"
@@ -104,7 +105,7 @@ def test_status_precedence_between_transcript_reads_and_hook_events(tmp_path: Pa
         session = ParsedSession(session_id=sid, project="p")
         session.agents = [Agent(agent_id=sid, kind="main", file="x", status=main[0], last_seen_at=main[1]),
                           Agent(agent_id=child, kind="subagent", file="y", parent_agent_id=sid, status=sub[0], last_seen_at=sub[1])]
-        cache.write_session(session, "fp", [])
+        cache.write_session(session, FilesIdentity("fingerprint", "shape", "source"), [])
         for agent, event, at in events:
             cache.apply_event(sid, agent, event, at)  # the replay events.apply_hook_statuses makes after a re-read
         return dict(cache.conn.execute("SELECT agent_id, status FROM agents WHERE session_id = ?", (sid,)).fetchall())

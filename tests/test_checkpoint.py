@@ -216,7 +216,8 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
                                                        ts="2026-05-30T12:00:03.000Z"))), 1),
         ("half a line in an agent's file", lambda: append(agents[0], new_reply("3")[:40]), 1),
         ("the rest of it", lambda: append(agents[0], new_reply("3")[40:]), 1),
-        ("an agent's file rewritten at the same size", lambda: agents[1].write_bytes(rewritten(agents[1].read_bytes())), 1),
+        # Read twice: its size is the one it was parsed at, so its bytes are compared first (ingest.py _same_bytes_adopted).
+        ("an agent's file rewritten at the same size", lambda: agents[1].write_bytes(rewritten(agents[1].read_bytes())), 2),
         ("the main transcript cut by a line", lambda: main.write_bytes(b"".join(main.read_bytes().splitlines(keepends=True)[:-1])), 1),
         ("a new agent file", lambda: (agents[0].parent / "agent-acarried.jsonl").write_bytes(agents[0].read_bytes()), 1),
     ]
@@ -255,6 +256,21 @@ def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(dem
     assert agent_id == sid and unchanged == (len(before) - 1) // 100 and size == len(after) > len(before)
     assert after[: unchanged * 100] == before[: unchanged * 100]
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_a_copied_corpus_keeps_its_checkpoints_and_the_next_append_opens_one_file(demo_corpus: Path, tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy is taken as it is (its bytes compared); its checkpoints take the copies' lstat, so an append opens only its file."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_corpus, copy)
+    assert run_build(config(copy, out, cache)).parsed == 0
+    ask_again(copy, "after-the-copy", "and after the copy")
+    appended = run_build(config(copy, out, cache))
+    assert (appended.parsed, appended.transcripts_opened) == (1, 1)
+    assert_equals_cold_build(copy, out, tmp_path)
 
 
 def ask_again(corpus: Path, uuid: str, text: str) -> Path:

@@ -187,6 +187,27 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
     assert tree_bytes(out) == tree_bytes(clean)
 
 
+def test_a_damaged_file_digest_is_reported_and_its_session_parsed_not_taken_as_it_is(
+    demo_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose lstat changed is compared with its stored digest: a row failing its checksum proves nothing."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    code = build(demo_corpus, out, cache)
+    site = tree_bytes(out)
+    ((rel, digest),) = rows(cache, "SELECT rel, digest FROM parsed_files WHERE rel LIKE '%.jsonl' ORDER BY rel LIMIT 1")
+    change(cache, "UPDATE parsed_files SET digest = ? WHERE rel = ?", ("0" * len(digest), rel))
+    path = demo_corpus / rel
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # touched: the same bytes
+    got, lines = run(demo_corpus, out, cache, capsys)
+    reported = [line for line in lines if "damaged" in line]
+    assert got == code and len(reported) == 1 and "the stored file digests of session" in reported[0], lines
+    assert tree_bytes(out) == site
+    # Parsed again (a parse writes each file's digest), not taken as it is.
+    assert rows(cache, "SELECT digest FROM parsed_files WHERE rel = ?", (rel,)) == [(digest,)]
+    got, lines = run(demo_corpus, out, cache, capsys)
+    assert got == code and not any("damaged" in line for line in lines), lines
+
+
 EXPECTED = {
     "view": "the stored view of session",
     "summary": "the stored summary of session",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -135,6 +136,37 @@ def test_in_place_edit_of_the_same_length_is_seen(demo_corpus: Path, tmp_path: P
     assert result.parsed == 1
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert b"Bolling" in (tmp_path / "live" / "sessions" / SESSION / "index.html").read_bytes()
+
+
+def test_a_copied_corpus_is_compared_by_its_bytes_and_not_parsed_again(demo_corpus: Path, tmp_path: Path) -> None:
+    """A copy (a restored backup, another disk) gives every file a new inode: each transcript is read once to compare, none parsed."""
+    from dataclasses import replace
+
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    cold = run_build(settings)
+    site = tree_bytes(tmp_path / "live")
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_corpus, copy)  # the files' times kept, their inodes new
+    copied = run_build(replace(settings, corpus=copy))
+    assert (copied.parsed, copied.reused, copied.sessions) == (0, cold.sessions, cold.sessions)
+    # What a cold build opens: each transcript (here to compare it), and each flat agent file once
+    # more to find its session (the cache knows owners by inode).
+    assert copied.transcripts_opened == cold.transcripts_opened
+    assert copied.pages_written == 0 and tree_bytes(tmp_path / "live") == site
+    again = run_build(replace(settings, corpus=copy))
+    assert (again.parsed, again.transcripts_opened) == (0, 0)
+
+
+def test_a_touched_transcript_is_read_to_compare_and_its_session_is_not_parsed(demo_corpus: Path, tmp_path: Path) -> None:
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    site = tree_bytes(tmp_path / "live")
+    agent = min(main_file_folder(demo_corpus).rglob("agent-*.jsonl"))
+    os.utime(agent, ns=(agent.stat().st_atime_ns, agent.stat().st_mtime_ns + 10**9))
+    touched = run_build(settings)
+    assert (touched.parsed, touched.transcripts_opened, touched.pages_written) == (0, 1, 0)
+    assert tree_bytes(tmp_path / "live") == site
+    assert run_build(settings).transcripts_opened == 0
 
 
 def test_an_added_subagent_file_is_seen(demo_corpus: Path, tmp_path: Path) -> None:

@@ -10,6 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agenthropic_site.corpus.safe_io import FileRef
+
+
+@dataclass(frozen=True)
+class FilesIdentity:
+    """A session's files as an ingest saw them: what tells whether they must be parsed again."""
+
+    fingerprint: str  # paths, sizes, times and inodes (corpus/walk.py SessionFiles.fingerprint)
+    shape: str  # paths and sizes only (SessionFiles.shape)
+    source: str  # what was parsed: the digest of every file's bytes (pipeline/parsing.py content_digest), else the fingerprint
+    read: tuple[tuple[FileRef, str], ...] = ()  # each file read whole at the size walked, with its file_digest
+
 
 @dataclass(frozen=True)
 class FileScanned:

@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -17,7 +17,9 @@ CREATE TABLE meta (
 CREATE TABLE sessions (
     session_id TEXT PRIMARY KEY,
     project TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
+    -- What the session was parsed from: the digest of its files' bytes (parsed_files), else their
+    -- fingerprint; its view holds it, so any change to what was parsed renders its pages again.
+    source TEXT NOT NULL,
     title TEXT,
     title_source TEXT,
     cwd TEXT,
@@ -122,10 +124,28 @@ CREATE TABLE transcript_pieces (
     PRIMARY KEY (session_id, agent_id, piece),
     FOREIGN KEY (session_id, agent_id) REFERENCES transcripts(session_id, agent_id) ON DELETE CASCADE
 );
+-- The session's files as the walk saw them when it was last parsed: their fingerprint (paths,
+-- sizes, times, inodes) and their shape (paths and sizes only).
 CREATE TABLE ingest_checkpoints (
     session_id TEXT PRIMARY KEY,
     fingerprint TEXT NOT NULL,
+    shape TEXT NOT NULL,
     row_sum TEXT NOT NULL
+);
+-- Each file the last parse of a session read whole at the size the walk saw, with its lstat then
+-- and the digest of its bytes (pipeline/parsing.py file_digest). Files with a new fingerprint but
+-- the same shape (a copied or restored corpus, a touched file) are compared by these digests, the
+-- files whose lstat changed read again: when every one holds the bytes parsed, the session is
+-- taken as it is, and only its fingerprint and these lstats are written again.
+CREATE TABLE parsed_files (
+    session_id TEXT NOT NULL,
+    rel TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    row_sum TEXT NOT NULL,
+    PRIMARY KEY (session_id, rel)
 );
 CREATE TABLE ingest_failures (
     session_id TEXT PRIMARY KEY,

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import orjson
 
-from agenthropic_site.cache.checkpoints import BodyShape, FileScanned, ScanCheckpoint, last_start, spliced
+from agenthropic_site.cache.checkpoints import BodyShape, FilesIdentity, FileScanned, ScanCheckpoint, last_start, spliced
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
 from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
@@ -30,7 +30,7 @@ from agenthropic_site.parse.tools import session_tool_calls
 from agenthropic_site.places import CACHE_FILE
 
 SESSION_COLUMNS = (
-    "session_id", "project", "fingerprint", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
+    "session_id", "project", "source", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
     "main_ended_at", "details",
 )
 # A re-read replaces what the transcripts said before: for an append-only file the new parse
@@ -511,6 +511,7 @@ class Cache:
             return False
         with self.transaction():
             self.conn.execute("DELETE FROM ingest_checkpoints")
+            self.conn.execute("DELETE FROM parsed_files")
             # Derived by the code too: views, the sizes of rendered messages, the usage windows carried forward.
             self.conn.execute("DELETE FROM views")
             self.conn.execute("DELETE FROM layouts")
@@ -543,18 +544,22 @@ class Cache:
     # -- ingest -------------------------------------------------------------------------------
 
     def checkpoints(self) -> dict[str, str]:
-        """Return the fingerprint of every session projected successfully.
+        """Return the fingerprint of every session projected successfully (a checkpoint that fails its checksum is dropped)."""
+        return {session_id: fingerprint for session_id, (fingerprint, _) in self.identities().items()}
+
+    def identities(self) -> dict[str, tuple[str, str]]:
+        """Return the fingerprint and shape of every session projected successfully, as its files were when it was parsed.
 
         A checkpoint or failure record that fails its checksum is dropped first: its session is
         then read again from the corpus in this build.
         """
         found = {}
         damaged = []
-        for rowid, session_id, fingerprint, row_sum in self.conn.execute(
-            "SELECT rowid, session_id, fingerprint, row_sum FROM ingest_checkpoints"
+        for rowid, session_id, fingerprint, shape, row_sum in self.conn.execute(
+            "SELECT rowid, session_id, fingerprint, shape, row_sum FROM ingest_checkpoints"
         ):
-            if row_sum == _sum(session_id, fingerprint):
-                found[session_id] = fingerprint
+            if row_sum == _sum(session_id, fingerprint, shape):
+                found[session_id] = (fingerprint, shape)
             else:
                 damaged.append(rowid)
         if damaged:
@@ -580,7 +585,50 @@ class Cache:
         rows = self.conn.execute(f"SELECT rowid, {FAILURE_COLUMNS} FROM ingest_failures").fetchall()
         self.conn.executemany("UPDATE ingest_failures SET row_sum = ? WHERE rowid = ?", [(_sum(*row), rowid) for rowid, *row in rows])
 
-    def write_session(self, parsed: ParsedSession, fingerprint: str, priced: Priced, scanned: dict[str, FileScanned] | None = None,
+    def parsed_files(self, session_id: str) -> dict[str, tuple[FileRef, str]]:
+        """Return each file the session's last parse read whole, by path: its lstat then, and the digest of its bytes.
+
+        A row that fails its checksum is left out (and reported): its file is then not known, and the session is parsed.
+        """
+        found = {}
+        for rel, size, mtime_ns, inode, digest, row_sum in self.conn.execute(
+            "SELECT rel, size, mtime_ns, inode, digest, row_sum FROM parsed_files WHERE session_id = ?", (session_id,)
+        ):
+            if row_sum == _sum(session_id, rel, size, mtime_ns, inode, digest):
+                found[rel] = (FileRef(rel, size, mtime_ns, inode), digest)
+            else:
+                self._damaged(f"the stored file digests of session {session_id}", (("session", session_id),))
+        return found
+
+    def adopt(self, session_id: str, fingerprint: str, shape: str, read: Sequence[tuple[FileRef, str]]) -> None:
+        """Take a session's files as they are now, each in `read` with its digest: the paths, sizes and bytes of its last parse, new lstats."""
+        with self.transaction() as conn:
+            conn.execute("UPDATE ingest_checkpoints SET fingerprint = ?, row_sum = ? WHERE session_id = ?",
+                         (fingerprint, _sum(session_id, fingerprint, shape), session_id))
+            self._insert_parsed_files(session_id, read)
+            self._restat_checkpoints(session_id, read)
+
+    def _restat_checkpoints(self, session_id: str, read: Sequence[tuple[FileRef, str]]) -> None:
+        """Give each scan checkpoint of a whole file taken as it is the file's new lstat: the next append opens only the file it changes."""
+        now = {ref.rel: (ref, digest) for ref, digest in read}
+        updates = []
+        for rowid, *values, row_sum in self.conn.execute(
+            "SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, scanned, scanned_digest, body_sum, body_len, body_last, state, "
+            "row_sum FROM scan_checkpoints WHERE session_id = ?", (session_id,),
+        ).fetchall():
+            values[11] = bytes(values[11])
+            ref, digest = now.get(values[1], (None, None))
+            if ref is None or row_sum != _sum(*values) or (values[6], values[7]) != (ref.size, digest):
+                continue  # damaged (read from its start next time), or it covers part of the file
+            values[3:6] = [ref.size, ref.mtime_ns, ref.inode]
+            updates.append((ref.size, ref.mtime_ns, ref.inode, _sum(*values), rowid))
+        self.conn.executemany("UPDATE scan_checkpoints SET size = ?, mtime_ns = ?, inode = ?, row_sum = ? WHERE rowid = ?", updates)
+
+    def _insert_parsed_files(self, session_id: str, read: Sequence[tuple[FileRef, str]]) -> None:
+        rows = [(session_id, ref.rel, ref.size, ref.mtime_ns, ref.inode, digest) for ref, digest in read]
+        self.conn.executemany("INSERT OR REPLACE INTO parsed_files VALUES (?,?,?,?,?,?,?)", [(*row, _sum(*row)) for row in rows])
+
+    def write_session(self, parsed: ParsedSession, files: FilesIdentity, priced: Priced, scanned: dict[str, FileScanned] | None = None,
                       used: dict[str, ScanCheckpoint] | None = None) -> None:
         """Replace everything cached for one session, priced, in a single transaction (all or nothing).
 
@@ -605,16 +653,16 @@ class Cache:
                 "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET "
                 + ", ".join(f"{column} = excluded.{column}" for column in SESSION_COLUMNS[1:]),
                 (
-                    parsed.session_id, parsed.project, fingerprint, parsed.title, parsed.title_source, parsed.cwd,
+                    parsed.session_id, parsed.project, files.source, parsed.title, parsed.title_source, parsed.cwd,
                     parsed.git_branch, _dumps(parsed.versions), parsed.started_at, parsed.ended_at, parsed.main_ended_at,
                     _dumps(details),
                 ),
             )
             shapes = self._insert_detail(parsed, priced, used or {})
             self._insert_checkpoints(parsed, shapes, scanned or {}, used or {})
-            conn.execute(
-                "INSERT INTO ingest_checkpoints VALUES (?, ?, ?)", (parsed.session_id, fingerprint, _sum(parsed.session_id, fingerprint))
-            )
+            identity = (parsed.session_id, files.fingerprint, files.shape)
+            conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?, ?, ?)", (*identity, _sum(*identity)))
+            self._insert_parsed_files(parsed.session_id, files.read)
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             self._seal(parsed.session_id)
 
@@ -749,7 +797,7 @@ class Cache:
     def _delete_rows(self, session_id: str, keep: tuple[str, ...] = ()) -> None:
         self._sound -= {(session_id, table) for table in SEALED_TABLES}
         for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints",
-                      "row_sums", "scan_checkpoints"):
+                      "parsed_files", "row_sums", "scan_checkpoints"):
             if table in keep:
                 continue
             if table == "agents":

@@ -67,6 +67,10 @@ class AgentFile:
     run_id: str | None = None
 
 
+def _by_path(ref: FileRef) -> str:
+    return ref.rel  # a session's files have one path each: sorting by it alone is sorting by the whole FileRef, faster
+
+
 @dataclass
 class SessionFiles:
     """A main transcript and every artifact that belongs to it."""
@@ -89,13 +93,17 @@ class SessionFiles:
         return (self.main.size if self.main is not None else 0) + sum(agent.file.size for agent in self.agents)
 
     def all_files(self) -> list[FileRef]:
-        """List every file whose change means the session must be read again."""
-        files = [*([self.main] if self.main is not None else []), *self.extras]
-        for agent in self.agents:
-            files.append(agent.file)
-            if agent.meta is not None:
-                files.append(agent.meta)
-        return sorted(files)
+        """List every file whose change means the session must be read again, sorted by path."""
+        return sorted([*self.parsed_files(), *self.extras], key=_by_path)
+
+    def transcripts(self) -> list[FileRef]:
+        """List the session's transcripts: its main one (when there is one) and its agents'."""
+        return [*([self.main] if self.main is not None else []), *(agent.file for agent in self.agents)]
+
+    def parsed_files(self) -> list[FileRef]:
+        """List the files a parse of the session reads: its transcripts and their sidecars, sorted."""
+        sidecars = [agent.meta for agent in self.agents if agent.meta is not None]
+        return sorted([*self.transcripts(), *sidecars], key=_by_path)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -103,11 +111,19 @@ class SessionFiles:
 
         Taken once the walk has assembled the session (ingest, then the no-change record, ask it).
         """
+        return self._digest(lambda ref: f"{ref.rel}\0{ref.size}\0{ref.mtime_ns}\0{ref.inode}\n")
+
+    @functools.cached_property
+    def shape(self) -> str:
+        """Hash what the fingerprint hashes but the times and inodes: a copy of the files with the same bytes keeps it."""
+        return self._digest(lambda ref: f"{ref.rel}\0{ref.size}\n")
+
+    def _digest(self, line: Callable[[FileRef], str]) -> str:
         digest = hashlib.sha256()
         # A session without a main file is told apart from one whose main file appears later.
         digest.update(self.main_state.encode())
         for ref in self.all_files():
-            digest.update(f"{ref.rel}\0{ref.size}\0{ref.mtime_ns}\0{ref.inode}\n".encode("utf-8", "surrogateescape"))
+            digest.update(line(ref).encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 
 

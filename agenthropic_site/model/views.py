@@ -89,7 +89,7 @@ class SessionView:
     """One session, complete, as pages and JSON show it."""
 
     session_id: str
-    fingerprint: str
+    source: str  # what its transcripts were parsed from (the digest of their bytes): any change to them renders its pages
     project: str
     title: str | None
     title_source: str | None
@@ -259,7 +259,7 @@ def _load_sessions(cache: Cache, ids: list[str], calls_of: dict[str, dict[str, l
         calls_of[row["session_id"]] = details.get("tools", {})
         sessions[row["session_id"]] = SessionView(
             session_id=row["session_id"],
-            fingerprint=row["fingerprint"],
+            source=row["source"],
             project=row["project"],
             title=row["title"],
             title_source=row["title_source"],

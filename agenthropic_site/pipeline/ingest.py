@@ -8,13 +8,13 @@ import re
 
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, Priced, PricedRow
-from agenthropic_site.cache.checkpoints import ScanCheckpoint
+from agenthropic_site.cache.checkpoints import FilesIdentity, ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
-from agenthropic_site.pipeline.parsing import keeps_checkpoints, parse_all
+from agenthropic_site.pipeline.parsing import ReadCount, content_digest, holds_bytes_parsed, keeps_checkpoints, parse_all
 from agenthropic_site.pipeline.repair import repair_line, with_repairs
 from agenthropic_site.pipeline.result import BuildResult
 
@@ -53,8 +53,10 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     """Parse and project every session whose fingerprint changed since its checkpoint."""
     result = BuildResult(sessions=len(scan.sessions))
     build_number = cache.build_number()
-    checkpoints = cache.checkpoints()
+    identities = cache.identities()
+    checkpoints = {sid: fingerprint for sid, (fingerprint, _) in identities.items()}
     changed = [files for sid, files in scan.sessions.items() if checkpoints.get(sid) != files.fingerprint]
+    changed = _same_bytes_adopted(cache, changed, identities, scan.root, config.max_file_bytes, result)
     todo = [files for files in changed if not cache.is_quarantined(files.session_id, files.fingerprint, build_number)]
     result.quarantined = len(changed) - len(todo)
     result.reused = len(scan.sessions) - len(changed)
@@ -80,7 +82,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
         rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
-        cache.write_session(parsed, fingerprint, price_rows(rows, prices), outcome.scanned, outcome.used)
+        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests), price_rows(rows, prices), outcome.scanned, outcome.used)
         result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
     gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))
@@ -88,6 +90,40 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     cache.forget(gone)
     result.removed_sessions = len(gone)
     return result
+
+
+def _identity(files: SessionFiles, fingerprint: str, digests: dict[str, str]) -> FilesIdentity:
+    """Say what a session was parsed from: its files' fingerprint and shape, and the digest of each file read whole."""
+    read = tuple((ref, digests[ref.rel]) for ref in files.parsed_files() if ref.rel in digests)
+    return FilesIdentity(fingerprint, files.shape, content_digest(files, digests) or fingerprint, read)
+
+
+def _same_bytes_adopted(
+    cache: Cache, changed: list[SessionFiles], identities: dict[str, tuple[str, str]], root: str, max_bytes: int, result: BuildResult,
+) -> list[SessionFiles]:
+    """Take as they are the changed sessions whose files hold the paths, sizes and bytes of their last parse; return the others.
+
+    Copying or restoring a corpus (`cp -a`, a backup, another disk) gives every file a new inode,
+    and `touch` a new time: the fingerprints change, the bytes do not. Only sessions whose files
+    have the paths and sizes of their last parse are looked at (an append changes a size: it is
+    parsed without this), and of those only the files whose lstat changed are read.
+    """
+    others = []
+    for files in changed:
+        known = identities.get(files.session_id)
+        if known is None or known[1] != files.shape:
+            others.append(files)
+            continue
+        count = ReadCount()
+        parsed = cache.parsed_files(files.session_id)
+        same = holds_bytes_parsed(root, files, parsed, max_bytes, count)
+        result.transcripts_opened += count.opened
+        if not same:
+            others.append(files)
+            continue
+        cache.adopt(files.session_id, files.fingerprint, files.shape, [(ref, parsed[ref.rel][1]) for ref in files.parsed_files()])
+        log.debug(f"not read again: {files.project}/{files.session_id}: its files have new times or inodes, and the bytes it was parsed from")
+    return others
 
 
 def _explain_reads(changed: list[SessionFiles], todo: set[str], checkpoints: dict[str, str]) -> None:

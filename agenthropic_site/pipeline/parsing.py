@@ -53,6 +53,59 @@ class SessionRead:
     skipped: list[Skip]
     scanned: dict[str, FileScanned] = field(default_factory=dict)  # by path: each transcript read to a line's end, when checkpointed
     used: dict[str, ScanCheckpoint] = field(default_factory=dict)  # by agent: the checkpoints the parse carries on from
+    digests: dict[str, str] = field(default_factory=dict)  # by path: file_digest of each file read whole at the size the walk saw
+
+
+# How a file's bytes are digested, whole (file_digest) or as far as a scan checkpoint read them:
+# SHA-256, as OpenSSL's uses the CPU's SHA instructions where there are any (1.8 GB/s here, against
+# 0.87 GB/s for hashlib's own BLAKE2b); a parse digests every byte it reads.
+_new_digest = hashlib.sha256
+
+
+def file_digest(data: bytes | memoryview) -> str:
+    """Digest one file's bytes, as the scan checkpoints digest what they scanned."""
+    return _new_digest(data).hexdigest()
+
+
+def content_digest(files: SessionFiles, digests: dict[str, str]) -> str | None:
+    """Digest the bytes a parse of the session reads, from each file's digest by path; None when one is not known.
+
+    Equal digests mean a parse would see the same bytes under the same paths: a session whose
+    files were copied, restored or touched (new times or inodes) need not be parsed again.
+    """
+    digest = hashlib.sha256()
+    for ref in files.parsed_files():
+        known = digests.get(ref.rel)
+        if known is None:
+            return None
+        digest.update(f"{ref.rel}\0{known}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def holds_bytes_parsed(root: str, files: SessionFiles, parsed: dict[str, tuple[FileRef, str]], max_bytes: int, count: ReadCount) -> bool:
+    """Tell whether every file a parse of the session reads holds the bytes of the last parse (`parsed`: Cache.parsed_files).
+
+    A file whose lstat is the one it was parsed at is taken as it was; any other is read (with the
+    size cap a parse reads it with) and its digest compared, a transcript counted as a parse counts
+    it. The first file that differs ends the look (the session is parsed).
+    """
+    transcripts = {ref.rel for ref in files.transcripts()}
+    for ref in files.parsed_files():
+        known = parsed.get(ref.rel)
+        if known is None or known[0].size != ref.size:
+            return False
+        if known[0] == ref:
+            continue
+        transcript = ref.rel in transcripts
+        try:
+            data = read_bytes(root, ref, max_bytes if transcript else SIDECAR_MAX_BYTES)
+        except UnreadableError:
+            return False
+        if transcript:
+            count.opened += 1
+        if len(data) != ref.size or file_digest(data) != known[1]:
+            return False
+    return True
 
 
 def load_session(root: str, files: SessionFiles, max_bytes: int, count: ReadCount,
@@ -83,6 +136,9 @@ def load_session(root: str, files: SessionFiles, max_bytes: int, count: ReadCoun
                 meta = read_bytes(root, agent.meta, SIDECAR_MAX_BYTES)
             except UnreadableError as exc:
                 read.skipped.append(Skip(agent.meta.rel, exc.reason, exc.detail))
+            else:
+                if len(meta) == agent.meta.size:
+                    read.digests[agent.meta.rel] = file_digest(meta)
         agents.append(dataclasses.replace(transcript, agent_id=agent.agent_id, meta=meta, run_id=agent.run_id))
     read.source = SessionInput(files.session_id, files.project, main, tuple(agents), files.main_state, checkpoint=keep)
     return read
@@ -97,10 +153,11 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
         if (seen.size, seen.mtime_ns, seen.inode) == (ref.size, ref.mtime_ns, ref.inode) and seen.scanned == ref.size:
             read.used[agent_id] = checkpoint
             read.scanned[ref.rel] = seen
+            read.digests[ref.rel] = seen.scanned_digest  # of all its bytes: it was scanned to its end
             return TranscriptInput(ref.rel, b"", layout, resume=checkpoint.state)  # as it was: not opened
     data = read_bytes(root, ref, max_bytes)
     count.opened += 1
-    digest = hashlib.blake2b(digest_size=16)
+    digest = _new_digest()
     start, resume = 0, None
     if checkpoint is not None and checkpoint.agent_id == agent_id and keep and len(data) >= checkpoint.file.scanned:
         digest.update(memoryview(data)[: checkpoint.file.scanned])
@@ -108,12 +165,16 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
             start, resume = checkpoint.file.scanned, checkpoint.state
             read.used[agent_id] = checkpoint
         else:
-            digest = hashlib.blake2b(digest_size=16)  # rewritten, not appended to: read from its start
+            digest = _new_digest()  # rewritten, not appended to: read from its start
+    same = len(data) == ref.size  # else it grew while read: the next build reads it to compare
     if keep and (not data or data.endswith(b"\n")):
         digest.update(memoryview(data)[start:])
-        same = len(data) == ref.size  # else it grew while read: the next build reads it to compare
         read.scanned[ref.rel] = FileScanned(ref.rel, ref.size if same else None, ref.mtime_ns if same else None, ref.inode if same else None,
                                             len(data), digest.hexdigest())
+        if same:
+            read.digests[ref.rel] = read.scanned[ref.rel].scanned_digest  # file_digest of all of it, taken once
+    elif same:
+        read.digests[ref.rel] = file_digest(data)
     return TranscriptInput(ref.rel, data[start:] if start else data, layout, resume=resume)
 
 
@@ -127,6 +188,7 @@ class ParseOutcome:
     failure: str | None = None  # unsanitized: the parent sanitizes it
     scanned: dict[str, FileScanned] = field(default_factory=dict)
     used: dict[str, ScanCheckpoint] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # by path: file_digest of each file read whole at the size walked
 
 
 def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: dict[str, ScanCheckpoint] | None = None) -> ParseOutcome:
@@ -147,7 +209,7 @@ def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: 
             scanned = read.scanned.get(files_of.get(agent_id) or "")
             if scanned is None or len(state) > max(CHECKPOINT_STATE_FLOOR, scanned.scanned // 4):
                 del parsed.scan_states[agent_id]
-        return ParseOutcome(parsed, read.skipped, counter.opened, scanned=read.scanned, used=read.used)
+        return ParseOutcome(parsed, read.skipped, counter.opened, scanned=read.scanned, used=read.used, digests=read.digests)
     except UnreadableError as exc:
         return ParseOutcome(None, [], counter.opened, f"{exc.reason}: {exc.detail}")
     except Exception as exc:  # noqa: BLE001 - one bad session must not sink the build

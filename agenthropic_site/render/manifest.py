@@ -3,7 +3,7 @@
 The manifest (`.agenthropic/manifest`) lists every file the last build published with the input
 digest it was rendered from: what a site holds is judged from it, per output folder, and only
 files it lists are ever removed. Its bytes are one `digest path` line per file, sorted, with no
-time and no absolute path; the digests depend on the corpus files' fingerprints, so the
+time and no absolute path; the digests depend on the cache's view of the corpus files, so the
 manifest is bookkeeping, not part of the site: snapshot, diff and verify skip `.agenthropic/`.
 """
 

@@ -497,7 +497,7 @@ class Renderer:
 
     def _session_inputs(self, session: SessionSummary) -> tuple[str, str, str]:
         project = self.project_of[session.project]
-        # The view digest covers the fingerprint, so a transcript edit changes it too.
+        # The view digest covers its source (the digest of the transcripts' bytes), so a transcript edit changes it too.
         return (self.session_digest[session.session_id], project.key, project.display_name)
 
     def _dot(self, session: SessionView) -> str | None:
