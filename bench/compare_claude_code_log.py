@@ -15,7 +15,7 @@ shared corpora of real transcripts instead; `--runs 5` gives medians of five run
    build is its own process: cold (empty cache and output), no change (twice; the faster is
    shown), one append (a new assistant reply on one main transcript, the same file for both
    tools: its last reply with fresh ids, dated after every other record of the corpus, as a live
-   session appends; three times, each its own build, the median shown). The cold build's peak memory is given twice: the RSS of the largest single
+   session appends). The cold build's peak memory is given twice: the RSS of the largest single
    process (ru_maxrss from wait4) and the PSS summed over the process tree (claude-code-log
    converts projects in worker processes; agenthropic runs Graphviz's `dot`), sampled every
    0.25 s from /proc: reading a process's PSS costs milliseconds, so sampling more often would
@@ -69,9 +69,6 @@ PSS_EVERY = 0.25
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 WATCH_TIMEOUT = 10.0
 WATCH_APPENDS = 5
-# One-append builds a run (each after a new message, each its own process): the run's figure is their median,
-# as one build of a third of a second swings by a tenth with the machine's other load.
-APPENDS = 3
 
 TARGETS = {  # ratio agenthropic / claude-code-log, issue 18 (issue 8 asked 0.2, 0.5 and 0.3 of the first three)
     "cold": 0.1,
@@ -437,12 +434,10 @@ def scenarios(tool: Tool, transcript: Path) -> dict[str, float]:
     if written:
         print(f"  WARNING: {tool.name} wrote into its corpus copy: {written[:5]}", flush=True)
     nochange = min(build(tool, "no change").wall, build(tool, "no change").wall)
-    appends = []
-    for number in range(1, APPENDS + 1):
-        append(tool.corpus / transcript, new_message_line(tool.corpus / transcript, latest_instant(tool.corpus) + timedelta(seconds=1)))
-        appends.append(build(tool, f"append {number}").wall)
+    append(tool.corpus / transcript, new_message_line(tool.corpus / transcript, latest_instant(tool.corpus) + timedelta(seconds=1)))
+    one_append = build(tool, "one append")
     return {"cold": cold.wall, "cold_cpu": cold.tree_cpu, "rss": cold.maxrss_mb, "rss_tree": cold.tree_mb, "nochange": nochange,
-            "append": statistics.median(appends), "output": tree_bytes(tool.out) / 1e6, "cache": tree_bytes(tool.cache) / 1e6,
+            "append": one_append.wall, "output": tree_bytes(tool.out) / 1e6, "cache": tree_bytes(tool.cache) / 1e6,
             "output_files": file_count(tool.out)}
 
 
