@@ -228,6 +228,7 @@ def test_an_append_opens_each_output_folder_about_once(demo_corpus: Path, tmp_pa
 def test_a_build_parses_the_manifest_again_only_when_another_build_published_meanwhile(
     demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from agenthropic_site.pipeline import build as pipeline_build
     from agenthropic_site.render import writer
 
     out, cache = tmp_path / "site", tmp_path / "cache"
@@ -236,6 +237,7 @@ def test_a_build_parses_the_manifest_again_only_when_another_build_published_mea
     real_parse = manifest.parse_manifest
     monkeypatch.setattr(manifest, "parse_manifest", lambda data: parsed.append(len(data)) or real_parse(data))
     append_request(demo_corpus)
+    pipeline_build._published.clear()  # each build in a process of its own (one that built before knows its manifest)
     assert build(demo_corpus, out, cache) == 1
     assert len(parsed) == 1  # read at the start and again under the lock before publishing: the same bytes
     # Another build publishes between this one's start and its publishing: the manifest is read anew.
@@ -250,6 +252,7 @@ def test_a_build_parses_the_manifest_again_only_when_another_build_published_mea
     monkeypatch.setattr(writer.SiteWriter, "finish", after_another_build)
     parsed.clear()
     append_request(demo_corpus)
+    pipeline_build._published.clear()
     assert build(demo_corpus, out, cache) == 1
     assert len(parsed) == 3  # this build's two reads, and the other build's own
     # The other build's file is one this build did not produce: the manifest said so, so it goes.

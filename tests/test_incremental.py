@@ -75,6 +75,30 @@ def test_a_build_decodes_only_the_summaries_that_changed_since_the_last_in_its_p
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)  # the summaries kept from the last build are as good
 
 
+def test_a_process_that_builds_again_reads_the_manifest_it_wrote_without_parsing_it(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch's next pass knows the manifest it published; one another build wrote since is parsed."""
+    from agenthropic_site.render import manifest
+
+    parsed: list[int] = []
+    parse = manifest.parse_manifest
+    monkeypatch.setattr(manifest, "parse_manifest", lambda data: parsed.append(len(data)) or parse(data))
+    live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(live)
+    path = main_file(demo_corpus)
+    with path.open("ab") as handle:
+        handle.write(path.read_bytes().splitlines(keepends=True)[-1])
+    parsed.clear()
+    assert run_build(live).parsed == 1 and parsed == []
+    # Another folder built in between: this one's manifest is parsed again, and still holds.
+    run_build(config(demo_corpus, tmp_path / "other", tmp_path / "cache"))
+    (tmp_path / "live" / "index.html").unlink()
+    parsed.clear()
+    assert run_build(live).pages_written == 1 and len(parsed) == 1
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
 def test_decoded_once_decodes_a_key_again_only_when_its_bytes_change_or_it_was_forgotten() -> None:
     from agenthropic_site.model.decoded import DecodedOnce
 

@@ -198,6 +198,7 @@ class SiteWriter:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     manifest_digest: str | None = None  # SHA-256 of the manifest now in the folder
+    published: Published | None = None  # what the manifest says once `finish` has published
     _produced: set[str] = field(default_factory=set)
     _staged: list[tuple[str, str]] = field(default_factory=list)  # (staged file name, output path)
     _lock: int | None = None  # the staging folder, held locked by the build that made it
@@ -387,6 +388,7 @@ class SiteWriter:
             elif outcome == "kept":
                 final[rel] = recorded[rel]  # could not be removed: the next build tries again
         self._write_manifest(final)
+        self.published = Published(final, self.manifest_digest)
         self.removed.sort()
         self.close()
 
