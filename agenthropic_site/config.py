@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo, UTC
 from functools import cache
@@ -102,6 +101,8 @@ def check_zone(name: str) -> str:
 
 @cache
 def _zone_names() -> frozenset[str]:
+    import zoneinfo  # here: a build in UTC, the default, never loads it
+
     return frozenset(zoneinfo.available_timezones())
 
 
@@ -109,6 +110,8 @@ def zone_of(name: str) -> tzinfo:
     """Return the zone of a checked name (UTC needs no zone database)."""
     if name == DEFAULT_TZ:
         return UTC
+    import zoneinfo
+
     return zoneinfo.ZoneInfo(name)
 
 

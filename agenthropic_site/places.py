@@ -1,4 +1,4 @@
-"""Where agenthropic keeps its own files: their names, and the default cache folder.
+"""Where agenthropic keeps its own files: their names, and the default cache folder; and where `dot` is.
 
 No imports beyond `os`: the no-change check reads these before anything else loads
 (pipeline/stamp.py), and the modules that write the files take the names from here.
@@ -35,3 +35,14 @@ def default_cache_dir(env: Mapping[str, str], home: str) -> str:
     if xdg:
         return os.path.join(os.path.expanduser(xdg), "agenthropic")
     return os.path.join(home, ".cache", "agenthropic")
+
+
+def dot_on_path() -> bool:
+    """Tell whether Graphviz's `dot` is a command on PATH (shutil.which's rule for a command name, without importing shutil)."""
+    # One rule for the no-change check, which imports almost nothing (pipeline/stamp.py), and for the
+    # build's signatures: they must agree on whether graphs can be drawn.
+    for folder in os.get_exec_path():
+        path = os.path.join(folder, "dot")
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return True
+    return False

@@ -1177,12 +1177,17 @@ class Cache:
 
     def missing_sessions(self, present: set[str], keep_projects: set[str]) -> list[str]:
         """Return cached sessions no longer in the corpus, except those of folders that could not be listed."""
-        gone = []
-        rows = self.conn.execute("SELECT session_id, project FROM sessions UNION SELECT session_id, project FROM ingest_failures")
-        for session_id, project in sorted(rows.fetchall()):
-            if session_id not in present and project not in keep_projects:
-                gone.append(session_id)
-        return gone
+        # Their ids first, from the primary key's index: reading every session's project would walk
+        # each row of `sessions` (500 sessions: 4 ms of a one-append build; a row holds 3 KB of details).
+        ids = self.conn.execute("SELECT session_id FROM sessions UNION SELECT session_id FROM ingest_failures").fetchall()
+        absent = orjson.dumps(sorted({sid for (sid,) in ids} - present)).decode()
+        if absent == "[]":
+            return []
+        rows = self.conn.execute(
+            f"SELECT session_id, project FROM sessions WHERE {_IN_SESSIONS} UNION SELECT session_id, project FROM ingest_failures WHERE {_IN_SESSIONS}",
+            (absent, absent),
+        )
+        return [session_id for session_id, project in sorted(rows.fetchall()) if project not in keep_projects]
 
     def forget(self, gone: list[str]) -> None:
         """Delete everything cached for these sessions."""

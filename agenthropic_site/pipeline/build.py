@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 from agenthropic_site import code_identity, heap
@@ -22,6 +21,7 @@ from agenthropic_site.pipeline.pool import in_a_workers_import_of_main
 from agenthropic_site.pipeline.repair import with_repairs
 from agenthropic_site.pipeline.result import BuildResult, NoChange
 from agenthropic_site.pipeline.viewing import views_in_workers
+from agenthropic_site.places import dot_on_path
 from agenthropic_site.render.manifest import Published, read_manifest
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 
@@ -163,7 +163,7 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
         code_identity(),
         prices.digest,
         theme_digest(theme_dirs(config.theme)).hex(),
-        str(shutil.which("dot") is not None),
+        str(dot_on_path()),
         repr([(s.path, s.reason, s.detail) for s in skips]),
         repr(unlisted),
         repr(cache.failures()),

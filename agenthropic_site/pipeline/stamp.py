@@ -22,7 +22,7 @@ import os
 import stat
 import time
 
-from agenthropic_site.places import CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME, MARKER, SPOOL_FOLDER, STATE, UNKNOWN, default_cache_dir
+from agenthropic_site.places import CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME, MARKER, SPOOL_FOLDER, STATE, UNKNOWN, default_cache_dir, dot_on_path
 
 TYPE_CHECKING = False  # `typing` alone takes longer to import than the whole check (mypy reads the name)
 if TYPE_CHECKING:
@@ -287,7 +287,7 @@ def _inputs(scope: Mapping[str, str]) -> str:
         scope["options"],
         # Who builds: another user (or group) may be refused folders this one could list.
         f"{os.geteuid()}|{os.getegid()}|{sorted(os.getgroups())}" if hasattr(os, "geteuid") else "",
-        str(_has_dot()),
+        str(dot_on_path()),
         *(_listing(folder, THEME_LEVELS) for folder in scope["themes"].split("\0")),
     ]
     if scope["pricing"]:
@@ -311,15 +311,6 @@ def _code() -> str:
                 path = os.path.join(folder, name)
                 lines.append(f"{path}\0{_stat_line(os.lstat(path))}")
     return "\n".join(lines)
-
-
-def _has_dot() -> bool:
-    # shutil.which's rule for a command name, without importing shutil.
-    for folder in os.get_exec_path():
-        path = os.path.join(folder, "dot")
-        if os.access(path, os.X_OK) and not os.path.isdir(path):
-            return True
-    return False
 
 
 def _stat_line(st: os.stat_result) -> str:

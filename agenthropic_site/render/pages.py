@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from agenthropic_site import __version__, code_identity
 from agenthropic_site.config import zone_of
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
+from agenthropic_site.places import dot_on_path
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg, uncached_sources
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
@@ -99,7 +99,7 @@ def site_digest(model: SiteModel, dirs: list[Path], redact: bool) -> str:
         theme_digest(dirs),
         # Every page shows the lower-bound banner with what it names; graphs need `dot`.
         f"{model.lower_bound}|{model.unknown_spend}|"
-        f"{shutil.which('dot') is not None}|redact={redact}|tz={model.usage.tz}".encode(),
+        f"{dot_on_path()}|redact={redact}|tz={model.usage.tz}".encode(),
     )
 
 
