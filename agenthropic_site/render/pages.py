@@ -29,7 +29,7 @@ from agenthropic_site.render.charts import session_context_chart, step_chart, we
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
-from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, turns_of, unpack_sizes
+from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, plain_json, turns_of, unpack_sizes
 from agenthropic_site.render.search import entries_of, shard_part, shard_pieces, split_shard
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
@@ -420,7 +420,8 @@ class Renderer:
     def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures]) -> str:
         """Say what an agent's page shows of its own: its view, its children's (their subtrees figure in its turns), its requests and context."""
         children = [lookups.agents[child] for child in agent.children if child in lookups.agents]
-        return repr((agent, children, sorted(requests.items()), lookups.context_of.get(agent.agent_id, [])))
+        # As JSON, not repr(): half the time (798 agents: 22 ms against 46 ms an append to their session).
+        return hashlib.sha256(plain_json((agent, children, sorted(requests.items()), lookups.context_of.get(agent.agent_id, [])))).hexdigest()
 
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],

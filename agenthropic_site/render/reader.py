@@ -76,10 +76,14 @@ def narrowed(context: TranscriptContext, message: Message, index: int) -> Transc
 
 def message_key(message: Message, index: int, narrow: TranscriptContext) -> bytes:
     """Digest everything a message's HTML is made from (the message, its place, its narrowed context)."""
+    return hashlib.blake2b(plain_json((message, index, narrow)), digest_size=KEY_BYTES).digest()
+
+
+def plain_json(value: object) -> bytes:
+    """Write what a page is made from as JSON, to digest it: dataclasses field by field, amounts and zones by their repr."""
     # orjson writes dataclasses field by field, twice as fast as repr(); a link function that is
     # not a Links table cannot be written, and raises.
-    data = orjson.dumps((message, index, narrow), default=_plain, option=orjson.OPT_NON_STR_KEYS)
-    return hashlib.blake2b(data, digest_size=KEY_BYTES).digest()
+    return orjson.dumps(value, default=_plain, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _plain(value: object) -> str:
