@@ -15,7 +15,7 @@ from agenthropic_site.cache import Cache, codec
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model import views
 from agenthropic_site.model.decoded import DecodedOnce
-from agenthropic_site.model.views import SessionSummary, SessionView, compute_views, summarize
+from agenthropic_site.model.views import AgentRequests, SessionSummary, SessionView, compute_views, summarize
 from agenthropic_site.parse.model import TOKEN_CATEGORIES
 
 
@@ -83,8 +83,14 @@ def store_views(cache: Cache, views: dict[str, SessionView]) -> dict[str, Sessio
     return {sid: summary for sid, (summary, _) in encoded.items()}
 
 
-def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable, in_workers: ViewsInWorkers | None = None) -> dict[str, SessionSummary]:
-    """Recompute the views of changed sessions (many batches of them in `in_workers`), then return every session's summary."""
+def refresh_views(
+    cache: Cache, dirty: set[str], prices: PriceTable, in_workers: ViewsInWorkers | None = None,
+    figures: dict[str, AgentRequests] | None = None,
+) -> dict[str, SessionSummary]:
+    """Recompute the views of changed sessions (many batches of them in `in_workers`), then return every session's summary.
+
+    `figures` gets the request figures of a session whose view was computed alone (views.compute_views).
+    """
     todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
     # In batches, so memory follows the batch, not the corpus.
     batches = [todo[start : start + views.VIEW_BATCH] for start in range(0, len(todo), views.VIEW_BATCH)]
@@ -96,7 +102,7 @@ def refresh_views(cache: Cache, dirty: set[str], prices: PriceTable, in_workers:
             cache.put_views(rows)
     else:
         for batch in batches:
-            store_views(cache, compute_views(cache, batch, prices))
+            store_views(cache, compute_views(cache, batch, prices, figures))
     summaries = {}
     damaged = []
     for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once

@@ -17,7 +17,7 @@ from agenthropic_site.config import BuildConfig
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model.stored import load_view
-from agenthropic_site.model.views import RequestFigures, SessionView, request_figures
+from agenthropic_site.model.views import AgentRequests, SessionView, request_figures
 from agenthropic_site.parse.model import Message
 from agenthropic_site.pipeline.parsing import WORKER_PRELOAD
 from agenthropic_site.pipeline.pool import Task, map_in_order
@@ -30,10 +30,11 @@ from agenthropic_site.render.writer import SiteWriter
 class CacheSource:
     """The cache as render/ sees it: read-only (a view the cache damaged is derived again, and kept only by the build)."""
 
-    def __init__(self, cache: Cache, prices: PriceTable, keep_views: bool) -> None:
+    def __init__(self, cache: Cache, prices: PriceTable, keep_views: bool, figures: dict[str, AgentRequests] | None = None) -> None:
         self.cache = cache
         self.prices = prices
         self.keep_views = keep_views  # False in a worker, which reads the cache only
+        self.figures = {} if figures is None else figures  # request figures this build's views already made (refresh_views)
         self.bytecode_folder: Path | None = cache.path.parent / "templates"
 
     def view(self, session_id: str) -> SessionView:
@@ -52,9 +53,10 @@ class CacheSource:
         """Return the last layout of each of a session's transcripts."""
         return self.cache.layout_sizes(session_id)
 
-    def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
+    def requests(self, session_id: str) -> AgentRequests:
         """Return each agent's requests by message id, with their exact figures."""
-        return request_figures(self.cache, session_id)
+        known = self.figures.pop(session_id, None)
+        return known if known is not None else request_figures(self.cache, session_id)
 
     def svg(self, digest: str) -> bytes | None:
         """Return a graph an earlier build drew."""
@@ -65,9 +67,15 @@ class CacheSource:
         return self.cache.redaction_counts()
 
 
-def render_from_cache(model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable) -> SiteRender:
-    """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn."""
-    source = CacheSource(cache, prices, keep_views=True)
+def render_from_cache(
+    model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable,
+    figures: dict[str, AgentRequests] | None = None,
+) -> SiteRender:
+    """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn.
+
+    `figures`: the request figures of sessions whose views this build computed alone (refresh_views).
+    """
+    source = CacheSource(cache, prices, keep_views=True, figures=figures)
     # Workers price with this table, never with the price file read again: it may have changed since.
     in_workers = functools.partial(_in_workers, cache.path.parent, prices)
     rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
