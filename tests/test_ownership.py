@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,5 +87,37 @@ def test_shared_requests_follow_every_link_between_sessions(tmp_path: Path, rows
         crosses = len({row[2] for row in linked}) > 1
         key = repr  # rows hold None and text
         assert sorted(set(cache.shared_requests(seeds)), key=key) == (sorted(linked, key=key) if crosses else [])
+    finally:
+        cache.close()
+
+
+def test_shared_requests_are_looked_for_again_only_after_a_row_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer holds while no row changed, by this connection or another; any change looks again."""
+    cache = Cache(tmp_path / "cache")
+    looked: list[str] = []
+    real = Cache._linked_rows
+
+    def counting(self: Cache, seeds: str, session_ids: list[str]) -> list[tuple[str | None, str | None, str, str | None]]:
+        looked.append(seeds)
+        return real(self, seeds, session_ids)
+
+    monkeypatch.setattr(Cache, "_linked_rows", counting)
+    insert = ("INSERT INTO token_usage(session_id, seq, agent_id, message_id, request_id, model, input, output, cache_read, cache_write_5m, "
+              "cache_write_1h, file, line, under_reported) VALUES (?, ?, 'a', ?, NULL, 'm', 0, 0, 0, 0, 0, 'f', 1, 0)")
+    try:
+        cache.conn.execute("PRAGMA foreign_keys = OFF")  # token_usage rows alone: the query reads nothing else
+        cache.conn.executemany(insert, [("s0", 0, "m1"), ("s1", 1, "m1")])
+        first = cache.shared_requests(["s0"])
+        assert sorted(row[2] for row in first) == ["s0", "s1"]
+        assert cache.shared_requests(["s0"]) == first and len(looked) == 1  # nothing changed: not looked for again
+        cache.conn.execute(insert, ("s2", 2, "m1"))  # this connection adds a copy
+        assert sorted(row[2] for row in cache.shared_requests(["s0"])) == ["s0", "s1", "s2"] and len(looked) == 2
+        other = sqlite3.connect(cache.path)  # another process's connection commits one more
+        other.execute("PRAGMA foreign_keys = OFF")
+        with other:
+            other.execute(insert, ("s3", 3, "m1"))
+        other.close()
+        assert sorted(row[2] for row in cache.shared_requests(["s0"])) == ["s0", "s1", "s2", "s3"] and len(looked) == 3
+        assert cache.shared_requests(["s1"]) and len(looked) == 4  # other sessions asked about: looked for
     finally:
         cache.close()
