@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from conftest import DEMO_EXPECTED, build
 from fixtures import pricing
 from records import SID, assistant, usage, user, write
 
-from agenthropic_site.model.insights import ContextPoint, Week, largest_requests
+from agenthropic_site.model.insights import ContextPoint, Week, hour_key, largest_requests, parsed_hour
 from agenthropic_site.render.charts import context_chart, week_chart, weeks_charts
 
 SESSIONS = sorted(p.stem for p in DEMO_EXPECTED.glob("*-*-*-*-*.json"))
@@ -281,3 +283,29 @@ def test_week_chart_puts_weeks_on_a_time_axis_with_gaps() -> None:
         "week of 2026-01-05: 1", "week of 2026-01-12: 2", "week of 2026-02-02: 1"
     ]
     assert str(week_chart([], "nothing")) == ""
+
+
+def _two_digits(top: int) -> st.SearchStrategy[str]:
+    return st.integers(0, top).map(lambda value: f"{value:02d}")
+
+
+# Instants shaped as transcripts write them, with every part also out of range, and their near misses.
+INSTANTS = st.builds(
+    lambda year, month, day, hour, minute, second, fraction, zone: f"{year}-{month}-{day}T{hour}:{minute}:{second}{fraction}{zone}",
+    st.integers(0, 9999).map(lambda value: f"{value:04d}") | st.sampled_from(["999", "12025", "２０２６"]),
+    _two_digits(14), _two_digits(33), _two_digits(26), _two_digits(62), _two_digits(62),
+    st.sampled_from(["", ".1", ".12", ".123", ".1234", ".12345", ".123456", ".1234567", ",123"]),
+    st.sampled_from(["Z", "", "z", "ZZ", "+00:00", "+05:30", "-08:00", " Z"]),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(at=INSTANTS | st.text(max_size=30))
+@example(at="0999-01-01T10:00:00.123Z")  # strftime writes the year as 999
+@example(at="2026-02-29T10:00:00.123Z")  # no such day
+@example(at="2026-01-01T24:00:00Z")  # no such hour
+@example(at="2026-01-01T10:00:00.1234567Z")  # seven digits of fraction: parsed
+@example(at="2026-04-28T10:15:02.880Z")  # as transcripts write them
+def test_the_hour_of_an_instant_is_the_hour_its_parse_gives(at: str) -> None:
+    """The shortcut for instants in the transcripts' own form gives what parsing the instant gives, for any text."""
+    assert hour_key(at) == parsed_hour(at)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
+from functools import cache
 from typing import Protocol, TypeVar
 
 from agenthropic_site.config import DEFAULT_TZ, zone_of
@@ -237,8 +239,28 @@ def _instant(text: str) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+# An instant as transcripts write it (`2026-04-28T10:15:02.880Z`, every version seen): in UTC, with
+# minutes, seconds and a fraction every Python parses, it falls in the hour its first 13 characters
+# name, and it parses exactly when that hour does. So the hour is parsed once, not each instant in it
+# (3.2 against 0.9 us an instant; summarizing the 60 MB session's view: 23 ms against 13 ms).
+_UTC_INSTANT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-5][0-9]:[0-5][0-9](?:\.[0-9]{3}|\.[0-9]{6})?Z")
+
+
 def hour_key(at: str) -> str | None:
     """Return the UTC hour an instant falls in (`YYYY-MM-DDTHH`), the unit weekly figures are summed from."""
+    if _UTC_INSTANT_RE.fullmatch(at):
+        return _hour_if_valid(at[:13])
+    return parsed_hour(at)
+
+
+@cache
+def _hour_if_valid(hour: str) -> str | None:
+    """Return hour_key's answer for the start of an hour (`YYYY-MM-DDTHH`): None when there is no such hour (a few thousand a corpus: kept)."""
+    return parsed_hour(hour + ":00:00Z")
+
+
+def parsed_hour(at: str) -> str | None:
+    """Return hour_key's answer by parsing the instant, whatever its form."""
     moment = _instant(at)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H") if moment is not None else None
 
