@@ -7,6 +7,7 @@ site is rendered from the summaries of every session and the whole views of a ba
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Callable, Iterator
 
 import orjson
@@ -44,10 +45,15 @@ def decode_summary(body: bytes) -> SessionSummary:
 _decoded = DecodedOnce(lambda sid, body: decode_summary(body))
 
 
+# A request's token counts in TOKEN_CATEGORIES' order, in one call (the 60 MB session's 9,462
+# requests: 9.4 ms with a getattr for each count, 8.3 ms so).
+_token_counts = operator.attrgetter(*TOKEN_CATEGORIES)
+
+
 def encode_usage(view: SessionView) -> bytes:
     """Serialise the requests a view owns as the usage windows read them: [time, model, tokens by category..., cost or null]."""
     return orjson.dumps([
-        [point.at, point.model, *(getattr(point.tokens, name) for name in TOKEN_CATEGORIES), None if point.cost is None else str(point.cost)]
+        [point.at, point.model, *_token_counts(point.tokens), None if point.cost is None else str(point.cost)]
         for point in view.context
     ])
 
