@@ -206,8 +206,8 @@ CREATE TABLE svg_cache (
 -- Each transcript's scan checkpoint (parse/checkpoint.py), for sessions big enough to keep them:
 -- the file as it was read (its size, mtime and inode when the read matched the walk; the bytes
 -- scanned and their digest) and the stored transcript the state goes with (its checksum, its
--- length, where its last message starts). A memo: never sealed with the session's rows, all
--- replaced when the session is written, each checked before use (pipeline/parsing.py).
+-- length, where its last message starts). A memo: never sealed with the session's rows, replaced
+-- where they changed when the session is written, each checked before use (pipeline/parsing.py).
 CREATE TABLE scan_checkpoints (
     session_id TEXT NOT NULL,
     rel TEXT NOT NULL,
