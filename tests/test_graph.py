@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 from decimal import Decimal
@@ -133,7 +134,15 @@ def test_a_dot_that_fails_leaves_the_tree_a_nested_list_and_says_so(tmp_path: Pa
     (fake / "dot").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
     caplog.set_level("INFO", logger="agenthropic_site.render.pages")
-    assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1  # the demo's unpriced session, as always
+    # The command's own logger prints to stderr and does not pass records on to the root logger,
+    # where caplog listens unless an earlier test's command set that logger up already.
+    package = logging.getLogger("agenthropic_site")
+    package.addHandler(caplog.handler)
+    try:
+        assert build(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache") == 1  # the demo's unpriced session, as always
+    finally:
+        package.removeHandler(caplog.handler)
     page = (tmp_path / "site" / "sessions" / "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d" / "index.html").read_text()
     assert '<ul class="tree">' in page and '<figure class="dag">' not in page
     assert any("could not draw the agent tree of session 0bc7a4f3" in record.getMessage() for record in caplog.records)
+
