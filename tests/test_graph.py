@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
+import sqlite3
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, 
 from agenthropic_site.graph.draw import DrawEdge, DrawNode, dot_source, render_svg
 from agenthropic_site.parse import Tokens
 from conftest import DEMO_CORPUS, DOT_MISSING, build
+from test_hostile_output import append_request
+from test_incremental import SESSION
 
 
 def test_checks_find_cycles_double_parents_and_orphans() -> None:
@@ -146,3 +150,28 @@ def test_a_dot_that_fails_leaves_the_tree_a_nested_list_and_says_so(tmp_path: Pa
     assert '<ul class="tree">' in page and '<figure class="dag">' not in page
     assert any("could not draw the agent tree of session 0bc7a4f3" in record.getMessage() for record in caplog.records)
 
+
+def test_the_cache_keeps_the_graph_each_session_shows_and_forgets_those_drawn_before(demo_corpus: Path, tmp_path: Path) -> None:
+    """An append draws its session's graph anew (its labels show costs): the one drawn before leaves the cache, the others stay."""
+    def drawn() -> set[str]:
+        connection = sqlite3.connect(tmp_path / "cache" / "cache.sqlite3")
+        try:
+            return {digest for (digest,) in connection.execute("SELECT digest FROM svg_cache")}
+        finally:
+            connection.close()
+
+    build(demo_corpus, tmp_path / "site", tmp_path / "cache")
+    first = drawn()
+    if not first:
+        pytest.skip(DOT_MISSING)
+    index = json.loads((tmp_path / "site" / "data" / "index.json").read_text())
+    pages = {s["session_id"]: (tmp_path / "site" / "sessions" / s["session_id"] / "index.html").read_text() for s in index["sessions"]}
+    with_graphs = [sid for sid, page in pages.items() if '<figure class="dag">' in page]
+    assert len(first) == len(with_graphs) and SESSION in with_graphs
+    for _ in range(3):
+        append_request(demo_corpus, SESSION)
+        build(demo_corpus, tmp_path / "site", tmp_path / "cache")
+    now = drawn()
+    assert len(now) == len(first)  # one graph a session that shows one, not one more each append
+    assert len(first - now) == 1 and len(now - first) == 1  # the appended session's, drawn anew
+    assert '<figure class="dag">' in (tmp_path / "site" / "sessions" / SESSION / "index.html").read_text()

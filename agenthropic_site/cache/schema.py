@@ -226,7 +226,8 @@ CREATE TABLE scan_checkpoints (
 );
 -- The last layout of each transcript: every message's key and HTML size (render/reader.py
 -- pack_sizes), so the next build renders only messages whose key is new; under agent id '', the
--- session's search shard parts (render/pages.py SEARCH_PARTS). A memo: never sealed
+-- session's search shard parts (render/pages.py SEARCH_PARTS); under '.', the digest of its graph's
+-- DOT source (GRAPH: svg_cache keeps only the graphs these name). A memo: never sealed
 -- with the session's rows, and kept when the session is written again (its keys say what is stale).
 CREATE TABLE layouts (
     session_id TEXT NOT NULL,

@@ -21,7 +21,7 @@ from agenthropic_site.model.views import AgentRequests, SessionView, request_fig
 from agenthropic_site.parse.model import Message
 from agenthropic_site.pipeline.parsing import WORKER_PRELOAD
 from agenthropic_site.pipeline.pool import Task, map_in_order
-from agenthropic_site.render.pages import Renderer
+from agenthropic_site.render.pages import GRAPH, Renderer
 from agenthropic_site.render.parallel import BatchResult, WorkerSetup, render_batch, worker_renderer
 from agenthropic_site.render.site import SiteRender, render_site
 from agenthropic_site.render.writer import SiteWriter
@@ -82,6 +82,8 @@ def render_from_cache(
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
     cache.put_layout_sizes(rendered.layouts)
+    if rendered.svgs:  # the graphs kept grow only when one is drawn
+        cache.keep_named_svgs(GRAPH)
     return rendered
 
 

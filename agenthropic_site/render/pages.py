@@ -23,7 +23,7 @@ from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
 from agenthropic_site.parse.model import Message
 from agenthropic_site.places import dot_on_path
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
-from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_source, prerender_svgs, render_svg, uncached_sources
+from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_digest, dot_source, prerender_svgs, render_svg, uncached_sources
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 # Under this key (no agent id is empty) a session's memo in the layouts beside its transcripts' keeps
 # its search shard's parts: [agent id, the inputs its rows came from, byte length], in shard order.
 SEARCH_PARTS = ""
+# Under this agent id (never one: agent ids start with a letter or digit), the digest of the DOT source of
+# the session's graph as last rendered, empty without one: the cache keeps only the graphs these name.
+GRAPH = "."
 # Fewer transcripts than this in the sessions whose pages change (a page each, the main one's the
 # session's) are not worth starting workers: a second or two of one core's work, against the
 # workers' start and the model sent to each (docs/benchmarks.md "Render workers by pages").
@@ -415,6 +418,9 @@ class Renderer:
         memo = orjson.dumps([[agent_id, key, len(part)] for agent_id, key, part in parts])
         if memo != known.get(SEARCH_PARTS):
             self.layouts[(sid, SEARCH_PARTS)] = memo
+        graph = (dot_digest(dot) if dot else "").encode()
+        if graph != known.get(GRAPH):
+            self.layouts[(sid, GRAPH)] = graph
 
     @staticmethod
     def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures]) -> str:
