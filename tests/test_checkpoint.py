@@ -261,9 +261,7 @@ def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(dem
 def test_a_copied_corpus_keeps_its_checkpoints_and_the_next_append_opens_one_file(demo_corpus: Path, tmp_path: Path,
                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A copy is taken as it is (its bytes compared); its checkpoints take the copies' lstat, so an append opens only its file."""
-    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
-    out, cache = tmp_path / "site", tmp_path / "cache"
-    run_build(config(demo_corpus, out, cache))
+    out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
     copy = tmp_path / "copy"
     shutil.copytree(demo_corpus, copy)
     assert run_build(config(copy, out, cache)).parsed == 0
@@ -271,6 +269,14 @@ def test_a_copied_corpus_keeps_its_checkpoints_and_the_next_append_opens_one_fil
     appended = run_build(config(copy, out, cache))
     assert (appended.parsed, appended.transcripts_opened) == (1, 1)
     assert_equals_cold_build(copy, out, tmp_path)
+
+
+def built_with_checkpoints(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Build the corpus into tmp_path's site and cache with every session keeping checkpoints; return (site, cache)."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(corpus, out, cache))
+    return out, cache
 
 
 def ask_again(corpus: Path, uuid: str, text: str) -> Path:
@@ -286,9 +292,7 @@ def ask_again(corpus: Path, uuid: str, text: str) -> Path:
                                     "UPDATE transcripts SET body_sum = 'x'"])
 def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     """A checkpoint whose checksum fails, or whose transcript changed since, is passed over: the file is read whole."""
-    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
-    out, cache = tmp_path / "site", tmp_path / "cache"
-    run_build(config(demo_corpus, out, cache))
+    out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
     connection = sqlite3.connect(cache / "cache.sqlite3")
     with connection:
         connection.execute(damage + " WHERE session_id = ?", (main_file(demo_corpus).stem,))
@@ -302,9 +306,7 @@ def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Pa
 def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(demo_corpus: Path, tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A state whose checksum holds but whose values are of the wrong kind (a hand-edited cache) fails no session."""
-    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
-    out, cache = tmp_path / "site", tmp_path / "cache"
-    run_build(config(demo_corpus, out, cache))
+    out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
     connection = sqlite3.connect(cache / "cache.sqlite3")
     with connection:
         for rowid, *values in connection.execute("SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, scanned, scanned_digest, "
@@ -323,8 +325,7 @@ def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(de
 def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache_keeps(demo_corpus: Path, tmp_path: Path,
                                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The parse task of worker processes carries a session's checkpoints in, and the states, files read and checkpoints used out."""
-    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
-    run_build(config(demo_corpus, tmp_path / "site", tmp_path / "cache"))
+    built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
     main = ask_again(demo_corpus, "worker-late", "one more")
     scan = scan_corpus(str(demo_corpus.resolve()), 1 << 30, 8, lambda ref: None)
     files = scan.sessions[main.stem]
