@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo, UTC
 from functools import cache
 from pathlib import Path
@@ -12,6 +11,7 @@ from collections.abc import Mapping
 
 from agenthropic_site import places
 from agenthropic_site.errors import UserError
+from agenthropic_site.records import record_class
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 4
@@ -23,7 +23,7 @@ class ConfigError(UserError):
     """A configuration problem the user must fix (exit code 2)."""
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class BuildConfig:
     """Everything one build needs to know, resolved and validated."""
 

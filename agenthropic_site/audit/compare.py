@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from collections.abc import Mapping
 import orjson
 
 from agenthropic_site.errors import UserError
+from agenthropic_site.records import record_class
 
 SESSION_PREFIX, SESSION_SUFFIX = "data/sessions/", ".json"
 # data/ writes costs as fixed-point strings; anything else (NaN, 1e999999999) is refused.
@@ -21,7 +21,7 @@ class DiffError(UserError):
     """A session's JSON in one of the builds cannot be read (exit code 2)."""
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class TreeDelta:
     """Files only in B (added), only in A (removed), and in both with different bytes (changed)."""
 
@@ -35,7 +35,7 @@ class TreeDelta:
         return not (self.added or self.removed or self.changed)
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class SessionSide:
     """The figures of one session in one build, read from `data/sessions/<id>.json`."""
 
@@ -47,7 +47,7 @@ class SessionSide:
     fields: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class SessionChange:
     """How one session differs between build A and build B (a side is None when absent)."""
 

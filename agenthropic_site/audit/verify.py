@@ -21,13 +21,13 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
 from agenthropic_site.audit.archive import ArchiveError, read_site
 from agenthropic_site.audit.compare import TreeDelta, tree_delta
+from agenthropic_site.records import record_class
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ REPLAY_PREFIXES = ("agent-acompact-", "agent-aside_question-", "agent-aprompt_su
 SHOWN_PATHS = 5
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Check:
     """One row of the verify table."""
 
@@ -52,7 +52,7 @@ class Check:
     detail: str
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Build:
     """One build's folders and how it ended."""
 

@@ -8,12 +8,12 @@ So the cache keeps, with each checkpoint, the body's length and where its last m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from agenthropic_site.corpus.safe_io import FileRef
+from agenthropic_site.records import record_class
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class FilesIdentity:
     """A session's files as an ingest saw them: what tells whether they must be parsed again."""
 
@@ -23,7 +23,7 @@ class FilesIdentity:
     read: tuple[tuple[FileRef, str], ...] = ()  # each file read whole at the size walked, with its file_digest
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class FileScanned:
     """A transcript file as a build read it: its lstat when the read matched the walk, and the bytes scanned (complete lines)."""
 
@@ -35,7 +35,7 @@ class FileScanned:
     scanned_digest: str
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class ScanCheckpoint:
     """A stored checkpoint: the file it was read from, the stored transcript it goes with, and the scan state."""
 
@@ -47,7 +47,7 @@ class ScanCheckpoint:
     state: bytes
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class BodyShape:
     """A stored body's checksum, length and where its last message starts."""
 

@@ -10,7 +10,6 @@ import sqlite3
 import stat
 from datetime import datetime
 from contextlib import contextmanager
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from agenthropic_site.parse.model import TOKEN_CATEGORIES, Message, ParsedSessio
 from agenthropic_site.parse.session import REPLAYING_KINDS
 from agenthropic_site.parse.tools import session_tool_calls
 from agenthropic_site.places import CACHE_FILE
+from agenthropic_site.records import record_class
 
 SESSION_COLUMNS = (
     "session_id", "project", "source", "title", "title_source", "cwd", "git_branch", "versions", "started_at", "ended_at",
@@ -74,7 +74,7 @@ def _dumps(value: Any) -> str:
 Priced = list[tuple[int, str | None, tuple[Decimal, ...] | None, str | None]]
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class PricedRow:
     """A usage row as the pricing step sees it."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
 
 from agenthropic_site.errors import EXIT_CONTAINMENT, UserError
+from agenthropic_site.records import record_class
 from agenthropic_site.terminal import printable
 
 # A hard link is the outside file itself under a second name: no path check can tell where its
@@ -38,7 +38,7 @@ class UnreadableError(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True, order=True)
+@record_class(frozen=True, order=True)
 class FileRef:
     """A corpus file as `lstat` saw it: the fingerprint's unit, no content read."""
 

@@ -8,10 +8,11 @@ import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from collections.abc import Callable, Iterable
 
 from agenthropic_site.corpus.safe_io import HARD_LINK_DETAIL, ContainmentError, FileRef, check_contained
+from agenthropic_site.records import record_class
 from agenthropic_site.terminal import printable
 
 SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -33,7 +34,7 @@ SKIP_REASONS = (
 )
 
 
-@dataclass(frozen=True, order=True)
+@record_class(frozen=True, order=True)
 class Skip:
     """A corpus path that was not read, with one reason from SKIP_REASONS."""
 
@@ -56,7 +57,7 @@ class Skip:
         return transcript and self.reason not in ("empty-agent", "duplicate-session")
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class AgentFile:
     """One subagent transcript and where it sits."""
 
@@ -71,7 +72,7 @@ def _by_path(ref: FileRef) -> str:
     return ref.rel  # a session's files have one path each: sorting by it alone is sorting by the whole FileRef, faster
 
 
-@dataclass
+@record_class
 class SessionFiles:
     """A main transcript and every artifact that belongs to it."""
 
@@ -127,7 +128,7 @@ class SessionFiles:
         return digest.hexdigest()
 
 
-@dataclass
+@record_class
 class CorpusScan:
     """What the walk found: sessions by id, every skipped path, folders it could not list."""
 
@@ -138,7 +139,7 @@ class CorpusScan:
     unlisted: list[str]  # project folders whose listing failed: their sessions are not "deleted"
 
 
-@dataclass
+@record_class
 class _Limits:
     max_file_bytes: int
     max_depth: int

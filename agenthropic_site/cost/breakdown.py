@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from decimal import Decimal
 from collections.abc import Iterable
 
 from agenthropic_site.cost.prices import PriceTable, PricingError
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
+from agenthropic_site.records import record_class
 
 ZERO = Decimal(0)
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class CostedRow:
     """One priced, owned request as the breakdowns need it."""
 
@@ -32,7 +32,7 @@ class CostedRow:
         return sum(self.parts, ZERO)
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class WhatIf:
     """What a session would have cost had one family's requests been priced as another's."""
 

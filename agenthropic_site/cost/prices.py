@@ -6,7 +6,6 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
@@ -16,6 +15,7 @@ import orjson
 
 from agenthropic_site.errors import UserError
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
+from agenthropic_site.records import record_class
 
 PER_MILLION = Decimal(1_000_000)
 # Every rate in the table is a whole number of 1e-10 dollars per token, so costs at this scale
@@ -51,7 +51,7 @@ class _FieldError(Exception):
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Rates:
     """USD per million tokens for each category."""
 
@@ -122,7 +122,7 @@ def _period(item: Any, where: str) -> Period:
     )
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Period:
     """Prices in force from a day on (inclusive), with an optional long-context tier."""
 
@@ -133,7 +133,7 @@ class Period:
     fast_multiplier: Decimal | None
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class RequestCost:
     """One request's cost by category, multipliers applied."""
 
@@ -156,7 +156,7 @@ class RequestCost:
 ZERO_COST = RequestCost(Decimal(0), Decimal(0), Decimal(0), Decimal(0), Decimal(0))
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class PriceTable:
     """Families of model ids with dated price periods."""
 

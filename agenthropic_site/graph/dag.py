@@ -9,13 +9,14 @@ against networkx's algorithms on random graphs.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 
 from agenthropic_site.parse.model import Tokens
+from agenthropic_site.records import record_class
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Rollup:
     """An agent's own spend and that of its whole subtree."""
 
@@ -26,7 +27,7 @@ class Rollup:
     depth: int
 
 
-@dataclass
+@record_class
 class AgentGraph:
     """Agents (in the order first named) and parent -> child links, each link kept once."""
 

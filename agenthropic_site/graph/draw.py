@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
 
 from agenthropic_site.parse.model import INFERRED_SOURCES
+from agenthropic_site.records import record_class
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ _UNESCAPED_QUOTE_RE = re.compile(r'(?<!\\)(?P<backslashes>(?:\\\\)*)"')
 STATUS_COLOURS = {"completed": "#2e7d32", "error": "#c62828", "working": "#1565c0", "waiting": "#6a1b9a", "unknown": "#757575"}
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class DrawNode:
     """What a node shows: an id for the link, a label (lines split by newlines), a status colour, a hover text."""
 
@@ -45,7 +45,7 @@ class DrawNode:
     tooltip: str = ""  # empty: the label
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class DrawEdge:
     """A link between two drawn agents and the evidence it came from (inferred evidence is drawn dashed, never named)."""
 

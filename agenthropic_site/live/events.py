@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 
 import orjson
 
 from agenthropic_site.cache import Cache
 from agenthropic_site.live.spool import SPOOL_FILE, clean_record
 from agenthropic_site.places import SPOOL_FOLDER
+from agenthropic_site.records import record_class
 
 MAX_SPOOL_LINE = 1024 * 1024
 
 
-@dataclass
+@record_class
 class SpoolResult:
     """What one pass over the spool found."""
 

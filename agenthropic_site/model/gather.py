@@ -6,7 +6,7 @@ import hashlib
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -19,12 +19,13 @@ from agenthropic_site.parse.model import Tokens
 from agenthropic_site.parse.session import version_key
 from agenthropic_site.model.usage import Usage
 from agenthropic_site.model.views import TERMINAL_STATUSES, SessionSummary, SessionView
+from agenthropic_site.records import record_class
 
 PROJECT_KEY_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
 HASHED_KEY_RE = re.compile(r"^p-[0-9a-f]{32}$")
 
 
-@dataclass
+@record_class
 class ProjectView:
     """A project folder and its sessions."""
 
@@ -41,7 +42,7 @@ class ProjectView:
     by_model: dict[str, tuple[Tokens, Decimal]] = field(default_factory=dict)
 
 
-@dataclass
+@record_class
 class Failure:
     """A session that could not be ingested, with a sanitized reason."""
 
@@ -56,7 +57,7 @@ class Failure:
         return self.consecutive >= QUARANTINE_AFTER
 
 
-@dataclass
+@record_class
 class SiteModel:
     """Everything the renderer needs, gathered in one place."""
 

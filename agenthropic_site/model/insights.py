@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from functools import cache
@@ -15,6 +14,7 @@ from agenthropic_site.cost import PriceTable, PricingError
 from agenthropic_site.cost.breakdown import CostedRow
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.parse.tools import ToolCall, mcp_server
+from agenthropic_site.records import record_class
 
 # Above this many tokens of context a request is billed at long-context rates where its family has
 # such a tier (docs/cost.md §3), and only a long-context (1M) model can take it at all.
@@ -30,7 +30,7 @@ def context_size(tokens: Tokens) -> int:
     return tokens.input + tokens.cache_read + tokens.cache_write_5m + tokens.cache_write_1h
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class ContextPoint:
     """One owned request's context size, as the growth chart and the largest-requests table show it."""
 
@@ -86,7 +86,7 @@ class Cached(Protocol):
     uncached_cost: Decimal | None
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class CacheEfficiency:
     """How much of the input came from the cache, and what caching saved.
 
@@ -137,7 +137,7 @@ def cache_efficiency(items: Iterable[Cached]) -> CacheEfficiency:
 # --- tool activity -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class ToolStats:
     """One tool's calls, errors and times from call to result."""
 
@@ -209,7 +209,7 @@ def mcp_servers(tools: Iterable[ToolStats]) -> list[ToolStats]:
 # --- projects over time ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Week:
     """One week (Monday to Sunday in the site's time zone) with spend or sessions in it."""
 

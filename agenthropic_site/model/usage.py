@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import NamedTuple
 
 from agenthropic_site.config import zone_of
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
+from agenthropic_site.records import record_class
 
 BLOCK = timedelta(hours=5)  # ccusage's block: the span subscription usage limits are counted in
 
@@ -24,7 +25,7 @@ class UsageRequest(NamedTuple):
     cost: Decimal | None  # None: the owning session has an unpriced request, so none of its costs is stated
 
 
-@dataclass
+@record_class
 class Window:
     """The requests of one span of time: [start, end) in the build's zone."""
 
@@ -89,7 +90,7 @@ class Window:
         self.model_tokens[request.model] = self.model_tokens.get(request.model, 0) + tokens.total
 
 
-@dataclass
+@record_class
 class Usage:
     """The usage windows of the whole corpus in one zone; requests without a time are in none of them."""
 
@@ -119,7 +120,7 @@ def block_starts(times: Sequence[datetime]) -> list[datetime]:
     return [scan.place(at) for at in times]
 
 
-@dataclass
+@record_class
 class BlockScan:
     """Where the scan of requests in time order stands: the block it is in and the last request's time.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -37,13 +37,14 @@ from agenthropic_site.model.insights import (
 )
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 from agenthropic_site.parse.tools import ToolCall
+from agenthropic_site.records import record_class
 
 TERMINAL_STATUSES = frozenset({"completed", "error"})
 
 
 VIEW_BATCH = 64  # sessions whose views are computed, or held for rendering, at once (read at call time)
 
-@dataclass
+@record_class
 class AgentView:
     """One agent as pages and JSON show it."""
 
@@ -71,7 +72,7 @@ class AgentView:
     tools: list[ToolStats] = field(default_factory=list)  # its own calls, most called first
 
 
-@dataclass
+@record_class
 class CompactionView:
     """A compaction boundary with the spend of the segment it closes."""
 
@@ -84,7 +85,7 @@ class CompactionView:
     cost_before: Decimal | None = None  # spend of the segment this boundary closes
 
 
-@dataclass
+@record_class
 class SessionView:
     """One session, complete, as pages and JSON show it."""
 
@@ -144,7 +145,7 @@ class SessionView:
         return cache_efficiency([self])
 
 
-@dataclass
+@record_class
 class SessionSummary:
     """What the index, the project pages and the totals show of a session.
 
@@ -459,7 +460,7 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
     session.spend_over_time = spend_over_time(rows)
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class RequestFigures:
     """One deduplicated API request's figures, shown once on the message it belongs to."""
 

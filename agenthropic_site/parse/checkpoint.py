@@ -12,7 +12,6 @@ Pure: no I/O. The state is JSON, never pickle: the cache that keeps it must not 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -22,6 +21,7 @@ from agenthropic_site.parse.model import Compaction, LineError, Tokens, Warning,
 from agenthropic_site.parse.scan import Notification, Spawn, ToolResult, TranscriptFacts
 from agenthropic_site.parse.tools import ToolTracker
 from agenthropic_site.parse.usage import Candidate, Measured, content_chars
+from agenthropic_site.records import record_class
 
 FORMAT = 1
 # What the session's linking and outcomes read of a spawn's result (parse/links.py, outcomes.py, reported.py).
@@ -34,7 +34,7 @@ class CannotResume(Exception):
     """Raise when a checkpoint cannot carry a scan on: the session is scanned from byte 0."""
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Resumed:
     """Where a resumed scan stands: lines read before the new bytes, and tool results left out of the checkpoint."""
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from agenthropic_site.parse.model import LineError
+from agenthropic_site.records import record_class
 
 # An append that lands right after an unterminated complete line glues two records into one
 # line (`{...}{...}`). Each `}{` is a possible seam; past this many tries the line stays an
@@ -16,7 +16,7 @@ from agenthropic_site.parse.model import LineError
 MAX_SEAM_TRIES = 64
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Record:
     """One decoded JSON object and its 1-based line number."""
 
@@ -24,7 +24,7 @@ class Record:
     data: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class DecodedFile:
     """A transcript's usable records, its bad lines, and whether its last line is pending."""
 

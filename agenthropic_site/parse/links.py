@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -10,11 +9,12 @@ import orjson
 from agenthropic_site.parse.fields import dict_of, text_of
 from agenthropic_site.parse.model import EDGE_SOURCES, Edge, Warning
 from agenthropic_site.parse.scan import AGENT_ID_TAIL_RE, RUN_DIR_RE, SPAWN_TOOLS, WORKFLOW_TOOL, Spawn, TranscriptFacts
+from agenthropic_site.records import record_class
 
 RANK = {source: rank for rank, source in enumerate(EDGE_SOURCES)}
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Evidence:
     """One claim that `parent` spawned `child`."""
 
@@ -36,7 +36,7 @@ class Evidence:
         return (self.rank, self.child, self.parent, self.tool_use_id is None, self.tool_use_id or "")
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class AgentMeta:
     """The parts of an `agent-<id>.meta.json` sidecar the linker uses (from 2.1.114; `toolUseId` from 2.1.2xx, format §1.3)."""
 

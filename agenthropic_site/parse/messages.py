@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
@@ -11,6 +11,7 @@ import orjson
 from agenthropic_site.parse.fields import dict_of, list_of, text_of
 from agenthropic_site.parse.model import Block, Message
 from agenthropic_site.parse.tools import ToolTracker
+from agenthropic_site.records import record_class
 
 # Stored text per block; the page shows a preview and the rest on demand. Longer text is cut
 # here so a 50 MB tool output cannot make the cache or a page unbounded.
@@ -161,7 +162,7 @@ def _left_out_notice(count: int) -> Block:
     return Block(kind="notice", text=f"[{count:,} more content blocks not stored]")
 
 
-@dataclass
+@record_class
 class MessageBuilder:
     """Collect Messages in file order for one agent."""
 

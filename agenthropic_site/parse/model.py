@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from agenthropic_site.records import record_class
 
 TOKEN_CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 
@@ -32,7 +34,7 @@ OUTCOME_CAUSES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record_class(frozen=True, slots=True)
 class Tokens:
     """Token counts of one request or a sum of requests, by billing category."""
 
@@ -66,7 +68,7 @@ class Tokens:
         return cls(**{name: int(values.get(name, 0)) for name in TOKEN_CATEGORIES})
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class TranscriptInput:
     """One transcript's bytes with where it was found."""
 
@@ -79,7 +81,7 @@ class TranscriptInput:
     resume: bytes | None = None  # the scan state after the bytes before `data` (parse/checkpoint.py): `data` is what follows them
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class SessionInput:
     """Everything the parser sees of one session: bytes only."""
 
@@ -91,7 +93,7 @@ class SessionInput:
     checkpoint: bool = False  # return each transcript's scan state, for the next parse to carry on from
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class LineError:
     """A line that could not be used, with its file and 1-based line number."""
 
@@ -101,7 +103,7 @@ class LineError:
     message: str
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Warning:
     """Something a reader of the report should know; never fatal."""
 
@@ -110,7 +112,7 @@ class Warning:
     agent_id: str | None = None
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class UsageRow:
     """One deduplicated API request, owned by one agent."""
 
@@ -140,7 +142,7 @@ class UsageRow:
         return moved
 
 
-@dataclass(frozen=True, order=True)
+@record_class(frozen=True, order=True)
 class Edge:
     """A parent -> child spawn link with the evidence that established it."""
 
@@ -150,7 +152,7 @@ class Edge:
     tool_use_id: str | None = None
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Compaction:
     """A compaction boundary in one agent's transcript."""
 
@@ -165,7 +167,7 @@ class Compaction:
 
 # Blocks and messages are built per record on the parser's hot path: slotted, not frozen
 # (frozen dataclasses construct several times slower).
-@dataclass(slots=True)
+@record_class(slots=True)
 class Block:
     """One displayable piece of a message."""
 
@@ -177,7 +179,7 @@ class Block:
     truncated_from: int | None = None  # original length when `text` was cut for storage
 
 
-@dataclass(slots=True)
+@record_class(slots=True)
 class Message:
     """One record as shown in a transcript; multi-line assistant messages are merged."""
 
@@ -206,7 +208,7 @@ def message_from_row(row: list[Any]) -> Message:
                    message_id=message_id)
 
 
-@dataclass
+@record_class
 class Agent:
     """One agent of a session and what the transcripts say about it."""
 
@@ -227,7 +229,7 @@ class Agent:
     reported: dict[str, Any] | None = None  # what the spawner's tool result says of it; never counted
 
 
-@dataclass
+@record_class
 class ParsedSession:
     """The parser's whole answer for one session."""
 

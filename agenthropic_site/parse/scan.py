@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agenthropic_site.parse.fields import collapsed, content_text, count_of, dict_of, instant_of, list_of, text_of
@@ -13,6 +13,7 @@ from agenthropic_site.parse.lines import Record
 from agenthropic_site.parse.messages import MessageBuilder
 from agenthropic_site.parse.model import Compaction, LineError, Warning
 from agenthropic_site.parse.usage import SYNTHETIC_MODEL, Candidate, candidate_from
+from agenthropic_site.records import record_class
 
 SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -40,7 +41,7 @@ SEARCH_PROMPTS = 3
 SEARCH_PROMPT_CHARS = 300
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Spawn:
     """A spawning tool_use block (Task, Agent or Workflow) in some agent's transcript."""
 
@@ -52,7 +53,7 @@ class Spawn:
     order: int
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class ToolResult:
     """A tool_result block, with the record's structured `toolUseResult` when present."""
 
@@ -63,7 +64,7 @@ class ToolResult:
     structured: Any
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Notification:
     """A `<task-notification>` for a background task (format §4.5)."""
 
@@ -75,7 +76,7 @@ class Notification:
     via: str  # "user" line or "queue" operation
 
 
-@dataclass
+@record_class
 class TranscriptFacts:
     """What one transcript says, before linking it with the session's other transcripts."""
 

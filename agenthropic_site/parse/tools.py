@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from typing import Any
 
 from agenthropic_site.parse.model import Block, Message
+from agenthropic_site.records import record_class
 
 # A call as stored with the session: [message id of the reply that made it, tool name, 1 when its
 # result is an error else 0, milliseconds from call to result or None without both timestamps].
@@ -26,7 +27,7 @@ def instant_ms(timestamp: str | None) -> int | None:
     return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
 
 
-@dataclass
+@record_class
 class ToolTracker:
     """List one transcript's tool calls in file order as its messages are built, each matched by id with its first result.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 from collections.abc import Iterable
 
@@ -10,6 +9,7 @@ import orjson
 
 from agenthropic_site.parse.fields import count_of, dict_of, list_of, text_of
 from agenthropic_site.parse.model import LineError, Tokens, UsageRow
+from agenthropic_site.records import record_class
 
 SYNTHETIC_MODEL = "<synthetic>"
 # A kept line with no stop_reason and fewer output tokens than this, on a message with this much
@@ -21,7 +21,7 @@ CHARS_PER_TOKEN_LOW = 3
 CHARS_PER_TOKEN_HIGH = 5
 
 
-@dataclass
+@record_class
 class Candidate:
     """One assistant line's usage before deduplication."""
 
@@ -108,7 +108,7 @@ def candidate_from(
     )
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Measured:
     """A usage line's content already measured (a checkpoint keeps the size, not the content)."""
 

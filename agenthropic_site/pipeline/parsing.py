@@ -7,7 +7,7 @@ import hashlib
 import logging
 from contextlib import closing
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agenthropic_site.config import BuildConfig
 from agenthropic_site.cache.checkpoints import FileScanned, ScanCheckpoint
@@ -17,13 +17,14 @@ from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.checkpoint import CannotResume
 from agenthropic_site.parse.model import ParsedSession
 from agenthropic_site.pipeline.pool import Task, map_in_order
+from agenthropic_site.records import record_class
 
 log = logging.getLogger(__name__)
 
 PARSE_IN_WORKERS_MIN = 32  # fewer changed sessions than this are parsed in the build's own process
 
 
-@dataclass
+@record_class
 class ReadCount:
     """Transcripts opened while reading a session (the incremental tests count them)."""
 
@@ -45,7 +46,7 @@ def keeps_checkpoints(files: SessionFiles) -> bool:
     return files.transcript_bytes() >= CHECKPOINT_MIN_BYTES
 
 
-@dataclass
+@record_class
 class SessionRead:
     """A session's transcripts as read for the parser, and what the cache keeps of the reading."""
 
@@ -178,7 +179,7 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
     return TranscriptInput(ref.rel, data[start:] if start else data, layout, resume=resume)
 
 
-@dataclass
+@record_class
 class ParseOutcome:
     """One session read and parsed, or why it could not be (a worker process sends this back)."""
 

@@ -31,10 +31,10 @@ import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agenthropic_site import heap
+from agenthropic_site.records import record_class
 
 if TYPE_CHECKING:
     # Imported for real only when workers start: a build that parses and renders here (most
@@ -51,7 +51,7 @@ AHEAD = 2  # chunks queued per worker: enough to keep it busy, few enough that a
 EXIT_ORPHANED = 2  # a worker's exit status when its build is gone
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Task(Generic[S, I, A]):
     """What workers do: `start(setup)` once per worker, then `run(state, item)` per item.
 
@@ -64,7 +64,7 @@ class Task(Generic[S, I, A]):
     preload: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class _Unable:
     """A worker's answer when its task could not start there."""
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from agenthropic_site.errors import build_exit_code
+from agenthropic_site.records import record_class
 
 if TYPE_CHECKING:  # the no-change check (pipeline/stamp.py) makes a BuildResult before the corpus modules load
     from agenthropic_site.corpus import Skip
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class NoChange:
     """What the next build would say if nothing changed, and over which build clocks that holds."""
 
@@ -24,7 +25,7 @@ class NoChange:
     fresh_until: str | None  # the earliest activity it does not yet (cut-offs must stay at or below it)
 
 
-@dataclass
+@record_class
 class BuildResult:
     """What a build did: counts for the summary line and the exit code."""
 

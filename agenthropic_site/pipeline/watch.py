@@ -7,13 +7,14 @@ import dataclasses
 import threading
 from datetime import datetime, UTC
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from collections.abc import Callable
 
 from agenthropic_site.config import BuildConfig, ConfigError
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
 from agenthropic_site.live.serve import LOOPBACK, local_server, port_problem, site_app
+from agenthropic_site.records import record_class
 from agenthropic_site.terminal import printable
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ OUTCOMES = ("ingested", "unchanged", "no-corpus-root", "overlapped", "read-error
 TROUBLE = frozenset({"no-corpus-root", "read-error", "containment-halt", "build-error"})
 
 
-@dataclass
+@record_class
 class WatchState:
     """What the watch loop remembers between passes: outcome counts and what it last said."""
 
@@ -105,7 +106,7 @@ def _say_new_skips(config: BuildConfig, state: WatchState) -> None:
             log.info(printable(f"skipped {skip['path']}: {skip['reason']} {skip.get('detail', '')}".rstrip()))
 
 
-@dataclass
+@record_class
 class Pacing:
     """When the next build may start: DEBOUNCE_MS after the last one started, or twice its duration."""
 

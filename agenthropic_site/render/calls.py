@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from agenthropic_site.parse.model import Block
+from agenthropic_site.records import record_class
 from agenthropic_site.render.fragments import (
     TranscriptContext,
     escaped,
@@ -26,7 +26,7 @@ MAX_DIFF_CELLS = 40_000  # changed lines before × after that a diff still match
 # --- tool calls -----------------------------------------------------------------------------------
 
 
-@dataclass
+@record_class
 class Call:
     """What a tool call's card shows besides its result: the summary's gist and sub-line, the body."""
 

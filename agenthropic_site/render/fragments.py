@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, tzinfo
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +20,7 @@ from markupsafe import escape
 from agenthropic_site.model.views import RequestFigures
 from agenthropic_site.parse.messages import BASE64_RE, THUMBNAIL_TYPES
 from agenthropic_site.parse.model import Block, Tokens
+from agenthropic_site.records import record_class
 from agenthropic_site.render.formats import PREVIEW_CHARS
 from agenthropic_site.render.markdown import render_markdown
 
@@ -30,7 +31,7 @@ FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 CLOSING_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?\n?")
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class TurnFigures:
     """What one user turn cost: its own requests plus every agent it spawned (whole subtree)."""
 
@@ -39,7 +40,7 @@ class TurnFigures:
     cost: Decimal | None
 
 
-@dataclass
+@record_class
 class TranscriptContext:
     """What a transcript's messages need from outside themselves: links, figures and where results sit."""
 

@@ -16,10 +16,11 @@ import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from agenthropic_site.places import MANIFEST_HEADER, MANIFEST_NAME, STATE, UNKNOWN
+from agenthropic_site.records import record_class
 
 STAGING = "staging"  # beside the manifest in the output folder's STATE folder (places.py names the rest)
 # Every output path is made of ids the tool validated; this is the last line of defence.
@@ -110,7 +111,7 @@ class OpenFolders:
             pass
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class Published:
     """What an output folder's manifest says its last build published."""
 

@@ -7,7 +7,6 @@ import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,6 +24,7 @@ from agenthropic_site.places import dot_on_path
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_digest, dot_source, prerender_svgs, render_svg, uncached_sources
 from agenthropic_site.model.insights import ContextPoint, cache_efficiency, largest_requests, mcp_servers, most_expensive, tool_totals, weekly
+from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
@@ -76,7 +76,7 @@ def digest_of_pieces(pieces: Pieces) -> str:
     return digest.hexdigest()
 
 
-@dataclass
+@record_class
 class RenderStats:
     """What rendering did, for the build summary."""
 
@@ -113,7 +113,7 @@ def _redactor() -> Redactor:
     return Redactor()
 
 
-@dataclass
+@record_class
 class SessionLookups:
     """What every page of one session looks up, made once per session: a session of 1,000 agents has 1,000 agent pages."""
 

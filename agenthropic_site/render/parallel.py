@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
 from agenthropic_site.model.gather import SiteModel
+from agenthropic_site.records import record_class
 from agenthropic_site.render.pages import GRAPHVIZ_MISSING, Renderer, RenderStats
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.writer import SiteWriter
@@ -24,7 +25,7 @@ from agenthropic_site.render.writer import SiteWriter
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class WorkerSetup:
     """What a worker needs, besides its source, to render as the parent would."""
 
@@ -35,7 +36,7 @@ class WorkerSetup:
     redact: bool
 
 
-@dataclass
+@record_class
 class BatchResult:
     """What rendering one batch in a worker produced, for the parent to merge."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import tzinfo
 from decimal import Decimal
 
@@ -13,6 +12,7 @@ import orjson
 
 from agenthropic_site.model.views import AgentView, RequestFigures
 from agenthropic_site.parse.model import Block, Message, Tokens
+from agenthropic_site.records import record_class
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, is_prompt, render_message
 
 # A page holds at most this many messages and this much message HTML; the page around them adds
@@ -31,7 +31,7 @@ OUTLINE_MAX = 300
 KEY_BYTES = 16  # of a message's key: the digest of what its HTML is made from
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class OutlineEntry:
     """One prompt of a transcript, where it is, and what its turn cost."""
 
@@ -104,7 +104,7 @@ def unpack_sizes(packed: bytes) -> dict[bytes, int]:
     return {packed[at : at + KEY_BYTES]: int.from_bytes(packed[at + KEY_BYTES : at + step], "big") for at in range(0, len(packed) - step + 1, step)}
 
 
-@dataclass
+@record_class
 class Layout:
     """One agent's transcript laid out: each message's key and HTML size, the pages, the outline; HTML rendered when asked for."""
 

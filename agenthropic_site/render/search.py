@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from agenthropic_site.parse.model import Message
+from agenthropic_site.records import record_class
 
 KINDS = ("prompt", "answer", "tool-input", "tool-output", "thinking")
 
@@ -18,7 +18,7 @@ KINDS = ("prompt", "answer", "tool-input", "tool-output", "thinking")
 _SCRIPT_UNSAFE = tuple((character.encode(), f"\\u{ord(character):04x}".encode()) for character in ("<", ">", "&", "\u2028", "\u2029"))
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class SearchEntry:
     """One searchable piece of a transcript: where it is shown, what kind it is, and its plain text."""
 

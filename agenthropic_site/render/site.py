@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model import views
+from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import bar_chart
 from agenthropic_site.render.data import dump, index_json
 from agenthropic_site.render.pages import PARALLEL_MIN_PAGES, RENDER_BATCH, Renderer, RenderStats, digest_of, site_digest
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
 
 
-@dataclass
+@record_class
 class SiteRender:
     """What rendering produced: digests for the manifest, and what the pipeline keeps for later builds."""
 

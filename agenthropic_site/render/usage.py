@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from markupsafe import Markup, escape
 
 from agenthropic_site.model.usage import Usage, Window
+from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import HEIGHT, PAD, WIDTH
 from agenthropic_site.render.data import usd
 from agenthropic_site.render.formats import usd as money
@@ -47,7 +47,7 @@ def usage_json(usage: Usage) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class UsageRow:
     """One row of a usage table on the index."""
 
@@ -60,7 +60,7 @@ class UsageRow:
         return self.window.top_models[:TOP_MODELS]
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class UsageTable:
     """The most recent windows of one kind, and how many earlier ones only data/usage.json lists."""
 
@@ -70,7 +70,7 @@ class UsageTable:
     earlier: int
 
 
-@dataclass(frozen=True)
+@record_class(frozen=True)
 class UsageSection:
     """What the index shows of the usage windows."""
 

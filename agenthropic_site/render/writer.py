@@ -15,13 +15,14 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from agenthropic_site.config import ConfigError
 from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
 from agenthropic_site.places import MANIFEST_NAME, MARKER, STATE
+from agenthropic_site.records import record_class
 from agenthropic_site.render.manifest import (
     FILE_FLAGS, FOLDER_FLAGS, SAFE_PATH_RE, STAGING, LinkedFolder, OpenFolders, Published, manifest_bytes, open_folder, read_manifest,
 )
@@ -181,7 +182,7 @@ def _new_stage(staging: int) -> tuple[int, str]:
         os.close(fd)
 
 
-@dataclass
+@record_class
 class SiteWriter:
     """Collect output files; stage those whose bytes changed; publish them all at once at the end.
 
