@@ -1,25 +1,43 @@
-"""`record_class`: a dataclass whose comparisons, hash and repr are shared functions, not code compiled for each class.
+"""`record_class`: a dataclass whose methods are shared functions or shared code, not code compiled for each class.
 
 Python 3.11's `@dataclass` writes the source of every method it adds and compiles it with `exec`:
-423 compilations for the package's classes, about 40 ms of the 0.14 s a build spends importing
-(measured with `dataclasses._create_fn` timed), which a one-append build pays every run. `__init__`
-and a frozen class's `__setattr__` and `__delattr__` are still made by `dataclasses`; `__eq__`,
-`__hash__`, `__repr__` and the orderings are one function each for every record, reading the
-class's fields through an `operator.attrgetter` made once per class. They behave as the generated
-ones do: the same fields compared, hashed and shown, the same results (tests/test_records.py).
+423 compilations for the package's classes, about 60 ms of the 0.14 s a build spent importing
+(measured with `dataclasses._create_fn` timed), which a one-append build pays every run. Here
+`__eq__`, `__hash__`, `__repr__` and the orderings are one function each for every record, reading
+the class's fields through an `operator.attrgetter` made once per class; a frozen class's
+`__setattr__` and `__delattr__` are closures over its class and field names; and `__init__` is the
+code of a template compiled once for each shape (how many fields, frozen or not, which have a
+default factory, whether `__post_init__` runs), renamed for the class with `CodeType.replace`.
+They behave as the generated ones do: the same signature, defaults, factories, errors, fields
+compared, hashed and shown (tests/test_records.py). A class with slots, keyword-only or
+init-less fields, `InitVar`s or a dataclass base is left to `dataclasses` whole: the package has three, with slots.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect  # dataclasses imports it: no cost
 import operator
 from _thread import get_ident
 from collections.abc import Callable
+from functools import cache
+from types import CodeType, FunctionType
 from typing import Any, TypeVar, dataclass_transform, overload
 
 _T = TypeVar("_T")
 Values = Callable[[Any], tuple[Any, ...]]
 _SHOWING: set[tuple[int, int]] = set()  # (record, thread) pairs whose repr is being made: a record inside itself shows "..."
+
+
+class _Factory:
+    """The default a field with a default factory shows in `__init__`'s signature: the factory is called instead."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+# dataclasses' own marker when it has one (every version since 3.7): signatures then equal the generated ones.
+_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", _Factory())
 
 
 def _getter(names: tuple[str, ...]) -> Values:
@@ -64,6 +82,90 @@ def _repr(self: Any) -> str:
         _SHOWING.discard(key)
 
 
+def _template_name(index: int) -> str:
+    return f"_field{index}"
+
+
+@cache
+def _init_template(count: int, frozen: bool, factories: tuple[int, ...], post_init: bool) -> CodeType:
+    """Compile an `__init__` of `count` fields named `_field0`... (renamed for each class that has this shape)."""
+    lines = []
+    for index in range(count):
+        name = _template_name(index)
+        value = f"_factory{index}() if {name} is _FACTORY else {name}" if index in factories else name
+        # A frozen record's own __setattr__ refuses: set as dataclasses does, through object's.
+        lines.append(f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
+    if post_init:
+        lines.append("    self.__post_init__()")
+    source = f"def __init__(self, {', '.join(map(_template_name, range(count)))}):\n" + ("\n".join(lines) or "    pass") + "\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<record_class>", "exec"), {}, namespace)  # noqa: S102 - our own text, made of indexes
+    return namespace["__init__"].__code__
+
+
+def _make_init(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> Callable[..., None]:
+    """Return `cls.__init__`: the template of its shape, with the fields' names, defaults and factories."""
+    factories = tuple(index for index, f in enumerate(fields) if f.default_factory is not dataclasses.MISSING)
+    post_init = hasattr(cls, "__post_init__")
+    renamed = {_template_name(index): f.name for index, f in enumerate(fields)}
+
+    def rename(names: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(renamed.get(name, name) if isinstance(name, str) else name for name in names)
+
+    template = _init_template(len(fields), frozen, factories, post_init)
+    code = template.replace(
+        co_varnames=rename(template.co_varnames), co_names=rename(template.co_names), co_consts=rename(template.co_consts),
+        co_qualname=f"{cls.__qualname__}.__init__",
+    )
+    namespace: dict[str, Any] = {"__builtins__": __builtins__, "_set": object.__setattr__, "_FACTORY": _FACTORY}
+    defaults = []
+    for index, f in enumerate(fields):
+        if f.default_factory is not dataclasses.MISSING:
+            namespace[f"_factory{index}"] = f.default_factory
+            defaults.append(_FACTORY)
+        elif f.default is not dataclasses.MISSING:
+            defaults.append(f.default)
+        elif defaults:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+    init = FunctionType(code, namespace, "__init__", tuple(defaults) or None)
+    init.__qualname__ = code.co_qualname
+    init.__module__ = cls.__module__
+    init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
+    return init
+
+
+def _frozen_guards(owner: type[Any], names: frozenset[str]) -> tuple[Callable[[Any, str, Any], None], Callable[[Any, str], None]]:
+    """Return a frozen class's `__setattr__` and `__delattr__`, as dataclasses writes them."""
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is owner or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(owner, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is owner or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(owner, self).__delattr__(name)
+
+    for guard in (__setattr__, __delattr__):
+        guard.__qualname__ = f"{owner.__qualname__}.{guard.__name__}"
+        guard.__module__ = owner.__module__
+    return __setattr__, __delattr__
+
+
+def _made_here(cls: type, slots: bool) -> bool:
+    """Tell whether this module makes the class's `__init__` and guards (else dataclasses makes them all)."""
+    if slots or "__init__" in cls.__dict__ or any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+        return False
+    annotations = cls.__dict__.get("__annotations__", {})
+    for name in annotations:
+        value = cls.__dict__.get(name)
+        if name == "self" or (isinstance(value, dataclasses.Field) and (not value.init or value.kw_only is True)):
+            return False
+    kinds = " ".join(annotations.values()) if all(isinstance(kind, str) for kind in annotations.values()) else None
+    # InitVar, ClassVar and KW_ONLY change what __init__ takes: left to dataclasses (none of the package's has them).
+    return kinds is not None and not any(word in kinds for word in ("InitVar", "ClassVar", "KW_ONLY"))
+
+
 @overload
 def record_class(cls: type[_T], /) -> type[_T]: ...
 
@@ -78,8 +180,19 @@ def record_class(cls: type[_T] | None = None, /, *, frozen: bool = False, order:
 
     def wrap(cls: type[_T]) -> type[_T]:
         own = set(cls.__dict__)  # methods the class writes itself are kept, as @dataclass keeps them
-        made: Any = dataclasses.dataclass(cls, eq=False, repr=False, frozen=frozen, slots=slots)
+        documented = bool(cls.__doc__)
+        here = _made_here(cls, slots)
+        made: Any = dataclasses.dataclass(cls, init=not here, eq=False, repr=False, frozen=frozen and not here, slots=slots)
         fields = dataclasses.fields(made)
+        if here:
+            made.__init__ = _make_init(made, fields, frozen)
+            if frozen:
+                for name in ("__setattr__", "__delattr__"):
+                    if name in own:
+                        raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+                made.__setattr__, made.__delattr__ = _frozen_guards(made, frozenset(f.name for f in fields))
+            if not documented:  # as dataclasses documents a class that has no docstring: by its signature
+                made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
         shown = tuple(f.name for f in fields if f.repr)
         # Static: a getter made of a lambda would otherwise be bound to the record it is looked up on.
         made.__record_compared__ = staticmethod(_getter(tuple(f.name for f in fields if f.compare)))

@@ -1,15 +1,17 @@
 """`record_class` behaves as `@dataclass` does: the same equality, hash, order and repr, from shared functions.
 
 Each record class here has a twin made by `dataclasses.dataclass` with the same fields and options;
-every comparison, hash and repr of the record must be the twin's (with the twin's class name).
-The package's classes all use it, so that importing them compiles no method but `__init__` and a
-frozen class's attribute guards (agenthropic_site/records.py says why).
+every construction, signature, error, comparison, hash and repr of the record must be the twin's
+(with the twin's class name). The package's classes all use it, so that importing them compiles no
+method but one `__init__` template for each shape of class (agenthropic_site/records.py says why).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
+import inspect
 import pickle
 from pathlib import Path
 from typing import Any
@@ -96,6 +98,75 @@ class Shown:
 
     def __repr__(self) -> str:
         return f"<{self.value}>"
+
+
+@record_class(frozen=True)
+class Checked:
+    """A frozen record whose __post_init__ looks at its fields, with a factory among its defaults."""
+
+    low: int
+    high: int = 10
+    tags: list[int] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError(f"{self.low} > {self.high}")
+        object.__setattr__(self, "span", self.high - self.low)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedTwin:
+    """Checked as `@dataclass` makes it."""
+
+    low: int
+    high: int = 10
+    tags: list[int] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError(f"{self.low} > {self.high}")
+        object.__setattr__(self, "span", self.high - self.low)
+
+
+@record_class
+class Counters:
+    """A mutable record with factories between plain defaults, as the package's accumulators."""
+
+    name: str
+    seen: dict[str, int] = dataclasses.field(default_factory=dict)
+    total: int = 0
+    order: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class CountersTwin:
+    """Counters as `@dataclass` makes it."""
+
+    name: str
+    seen: dict[str, int] = dataclasses.field(default_factory=dict)
+    total: int = 0
+    order: list[str] = dataclasses.field(default_factory=list)
+
+
+@record_class(frozen=True)
+class KeywordOnly:
+    """A record with a keyword-only field: left to dataclasses whole."""
+
+    first: int
+    second: int = dataclasses.field(default=2, kw_only=True)
+
+
+TWINS = [(FrozenRecord, FrozenTwin), (MutableRecord, MutableTwin), (SlottedRecord, SlottedTwin), (Empty, EmptyTwin),
+         (Checked, CheckedTwin), (Counters, CountersTwin)]
+ARGUMENT_NAMES = ("name", "count", "note", "secret", "items", "left", "right", "low", "high", "tags", "seen", "total", "order", "other")
+
+
+def made(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Return a record made with these arguments, or the type and message of the error making it raised."""
+    try:
+        return cls(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
 
 
 def as_twin(text: str, record: type, twin: type) -> str:
@@ -192,3 +263,137 @@ def test_every_dataclass_of_the_package_is_a_record_class() -> None:
                     if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
                         plain.append(f"{Path(path).relative_to(REPO)}: {node.name}")
     assert plain == [], "each compiles its own __eq__, __hash__ and __repr__ on import: use record_class"
+
+
+@pytest.mark.parametrize(("record", "twin"), TWINS, ids=lambda cls: cls.__name__)
+def test_a_record_is_made_with_the_signature_of_its_twin(record: type, twin: type) -> None:
+    assert inspect.signature(record) == inspect.signature(twin)
+    assert str(inspect.signature(record)) == str(inspect.signature(twin))
+    assert record.__init__.__qualname__ == f"{record.__qualname__}.__init__"
+    assert [field.name for field in dataclasses.fields(record)] == [field.name for field in dataclasses.fields(twin)]
+
+
+@pytest.mark.parametrize(("record", "twin"), TWINS, ids=lambda cls: cls.__name__)
+@given(
+    args=st.lists(VALUES, max_size=5),
+    names=st.lists(st.sampled_from(ARGUMENT_NAMES), max_size=4, unique=True),
+    values=st.lists(VALUES, min_size=4, max_size=4),
+)
+def test_any_arguments_make_what_they_make_of_the_twin_or_the_same_error(
+    record: type, twin: type, args: list[Any], names: list[str], values: list[Any],
+) -> None:
+    kwargs = dict(zip(names, values))
+    found, expected = made(record, tuple(args), kwargs), made(twin, tuple(args), kwargs)
+    if isinstance(expected, tuple):
+        assert isinstance(found, tuple)
+        assert found[0] is expected[0]
+        assert as_twin(found[1], record, twin) == expected[1]
+    else:
+        assert not isinstance(found, tuple)
+        assert as_twin(repr(found), record, twin) == repr(expected)
+        assert vars(found) == vars(expected) if hasattr(expected, "__dict__") else dataclasses.astuple(found) == dataclasses.astuple(expected)
+
+
+def test_each_record_gets_a_new_object_from_a_default_factory() -> None:
+    first, second = Counters("a"), Counters("b")
+    first.seen["x"] = 1
+    first.order.append("x")
+    assert second.seen == {} and second.order == []
+    assert Checked(1).tags is not Checked(1).tags
+
+
+def test_post_init_runs_with_the_fields_set_and_its_errors_come_through() -> None:
+    assert Checked(2, 5).span == 3  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="7 > 5"):
+        Checked(7, 5)
+
+
+@pytest.mark.parametrize(("record", "twin"), [(FrozenRecord, FrozenTwin), (Checked, CheckedTwin)], ids=lambda cls: cls.__name__)
+def test_a_frozen_record_refuses_changes_as_its_twin_does(record: type, twin: type) -> None:
+    for cls in (record, twin):
+        one = cls(1)
+        first = dataclasses.fields(cls)[0].name
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{first}'"):
+            setattr(one, first, 2)
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot delete field '{first}'"):
+            delattr(one, first)
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'elsewhere'"):
+            one.elsewhere = 1  # an attribute that is no field: refused on the class itself too
+
+        class Child(cls):  # type: ignore[misc, valid-type]
+            """A plain subclass: it may set attributes that are not fields, never the fields."""
+
+        child = Child(1)
+        child.elsewhere = 3
+        del child.elsewhere
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(child, first, 2)
+
+
+def test_a_frozen_record_pickles_copies_and_is_replaced_as_a_dataclass() -> None:
+    record = Checked(1, 4, [7])
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert copy.deepcopy(record) == record and copy.copy(record) == record
+    assert dataclasses.replace(record, high=9) == Checked(1, 9, [7])
+    with pytest.raises(ValueError):
+        dataclasses.replace(record, low=99)
+
+
+def test_a_class_of_another_shape_is_left_to_dataclasses_and_still_works() -> None:
+    assert KeywordOnly(1, second=3).second == 3
+    with pytest.raises(TypeError):
+        KeywordOnly(1, 3)  # type: ignore[misc]
+    assert str(inspect.signature(KeywordOnly)) == "(first: 'int', *, second: 'int' = 2) -> None"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        KeywordOnly(1).first = 2  # type: ignore[misc]
+
+
+def test_a_record_without_a_default_after_one_with_a_default_is_refused_as_dataclasses_refuses_it() -> None:
+    messages = []
+    for decorator in (record_class, dataclasses.dataclass):
+        with pytest.raises(TypeError) as raised:
+
+            @decorator
+            class Wrong:
+                """Its second field has no default."""
+
+                first: int = 0
+                second: int
+
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] == "non-default argument 'second' follows default argument"
+
+
+def test_a_record_of_the_common_shapes_compiles_nothing_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+    real = compile
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(str(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.compile", counting)
+    monkeypatch.setattr(dataclasses, "_create_fn", lambda *args, **kwargs: pytest.fail("dataclasses compiled a method"))
+
+    def shaped() -> list[type]:
+        @record_class(frozen=True)
+        class Point:
+            """Two numbers."""
+
+            x: int
+            y: int = 0
+
+        @record_class
+        class Bag:
+            """A mutable record with a factory."""
+
+            items: list[int] = dataclasses.field(default_factory=list)
+
+        return [Point, Bag]
+
+    first = shaped()
+    compiled_first = len(compiled)
+    second = shaped()  # the same shapes again: their templates are made already
+    assert len(compiled) == compiled_first <= 2
+    assert first[0](1) == first[0](1, 0) and second[0](1) != first[0](1)  # other classes: never equal
+    assert second[1]().items == []
