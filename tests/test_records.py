@@ -100,6 +100,13 @@ class Shown:
         return f"<{self.value}>"
 
 
+def check_span(self: Any) -> None:
+    """Refuse a low above the high, and note the span between (a __post_init__ that reads the fields and sets more)."""
+    if self.low > self.high:
+        raise ValueError(f"{self.low} > {self.high}")
+    object.__setattr__(self, "span", self.high - self.low)
+
+
 @record_class(frozen=True)
 class Checked:
     """A frozen record whose __post_init__ looks at its fields, with a factory among its defaults."""
@@ -108,10 +115,7 @@ class Checked:
     high: int = 10
     tags: list[int] = dataclasses.field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        if self.low > self.high:
-            raise ValueError(f"{self.low} > {self.high}")
-        object.__setattr__(self, "span", self.high - self.low)
+    __post_init__ = check_span
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,10 +126,7 @@ class CheckedTwin:
     high: int = 10
     tags: list[int] = dataclasses.field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        if self.low > self.high:
-            raise ValueError(f"{self.low} > {self.high}")
-        object.__setattr__(self, "span", self.high - self.low)
+    __post_init__ = check_span
 
 
 @record_class
