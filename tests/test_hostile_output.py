@@ -24,8 +24,8 @@ from agenthropic_site.audit.archive import read_snapshot
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site.render import manifest
-from agenthropic_site.render.manifest import LinkedFolder, OpenFolders
+from agenthropic_site.render import folders, manifest
+from agenthropic_site.render.folders import LinkedFolder, OpenFolders
 from agenthropic_site.places import MARKER
 from agenthropic_site.render.writer import MARKER_TEXT, site_lock
 from conftest import DEMO_NOW, SITE_MANIFEST, build, build_subprocess, tree_bytes
@@ -216,7 +216,7 @@ def test_an_append_opens_each_output_folder_about_once(demo_corpus: Path, tmp_pa
             folders_opened.append(str(path))
             return os.open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(manifest, "os", CountingOs())
+    monkeypatch.setattr(folders, "os", CountingOs())
     assert build(demo_corpus, out, tmp_path / "cache") == 1
     monkeypatch.undo()
     sessions = len(list((out / "sessions").iterdir()))

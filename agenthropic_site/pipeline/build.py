@@ -103,7 +103,10 @@ def _build_with_cache(
         # from here (its views are already stored) must not let the next one take the short cut.
         cache.set_site_signature("")
         # What the output folder holds is judged from its own manifest, never from the cache.
-        writer = SiteWriter.begin(config.out, published)
+        seen_missing = stamp.kept_missing(config.out, published.digest)
+        if seen_missing is not None:
+            log.debug(f"a process aside looked at the {len(published.files)} files the last build published: {len(seen_missing)} missing")
+        writer = SiteWriter.begin(config.out, published, seen_missing)
         try:
             rendered = render_from_cache(model, cache, writer, config, prices, figures)
             result.pages_rendered = rendered.stats.rendered

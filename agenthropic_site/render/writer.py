@@ -23,9 +23,8 @@ from agenthropic_site.errors import EXIT_FAILURES, UserError
 from agenthropic_site.locks import take_lock, try_lock
 from agenthropic_site.places import MANIFEST_NAME, MARKER, STATE
 from agenthropic_site.records import record_class
-from agenthropic_site.render.manifest import (
-    FILE_FLAGS, FOLDER_FLAGS, SAFE_PATH_RE, STAGING, LinkedFolder, OpenFolders, Published, manifest_bytes, open_folder, read_manifest,
-)
+from agenthropic_site.render.folders import FILE_FLAGS, FOLDER_FLAGS, LinkedFolder, OpenFolders, missing_files
+from agenthropic_site.render.manifest import SAFE_PATH_RE, STAGING, Published, manifest_bytes, open_folder, read_manifest
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +198,8 @@ class SiteWriter:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     manifest_digest: str | None = None  # SHA-256 of the manifest now in the folder
+    # The files of `previous` that a process aside found missing as the build started (stamp.kept_missing); None: not looked at.
+    seen_missing: frozenset[str] | None = None
     published: Published | None = None  # what the manifest says once `finish` has published
     _produced: set[str] = field(default_factory=set)
     _staged: list[tuple[str, str]] = field(default_factory=list)  # (staged file name, output path)
@@ -209,8 +210,11 @@ class SiteWriter:
     _stage_folder: OpenFolders | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def begin(cls, out: Path, published: Published) -> SiteWriter:
-        """Start a build's writer: clear the staging folders of builds that died, and make this build's."""
+    def begin(cls, out: Path, published: Published, seen_missing: frozenset[str] | None = None) -> SiteWriter:
+        """Start a build's writer: clear the staging folders of builds that died, and make this build's.
+
+        `seen_missing`: the published files a process aside found missing (pipeline/stamp.py), if it looked at this manifest.
+        """
         if published.damaged:
             log.info(f"notice: the record of published files in {out} ({STATE}/{MANIFEST_NAME}) is damaged; "
                    "no file of an earlier build is removed this time, and every page is rendered again")
@@ -234,7 +238,7 @@ class SiteWriter:
             raise OutputError(f"cannot write into {out}: {exc} in it is a link or not a folder, and agenthropic never writes through one") from None
         except OSError as exc:
             raise OutputError(f"cannot write into {out}: {exc.strerror or exc}") from None
-        return cls(out, stage, dict(published.files), manifest_digest=published.digest, _lock=lock)
+        return cls(out, stage, dict(published.files), manifest_digest=published.digest, seen_missing=seen_missing, _lock=lock)
 
     def spawn(self) -> SiteWriter:
         """Return a writer for a render worker: the same folder, staging and record, nothing produced yet."""
@@ -303,26 +307,15 @@ class SiteWriter:
     def missing(self, rels: Iterable[str]) -> list[str]:
         """Return those of the last build's files that are no longer regular files in the folder (a link never is one).
 
-        Each folder is opened once for all of its files: a session's files sit in a few folders.
+        What a process aside found when the build started (`seen_missing`) answers for every file
+        the manifest lists; any other is looked for now, each folder opened once for all of its files.
         """
-        by_folder: dict[tuple[str, ...], list[tuple[str, str]]] = {}
-        for rel in rels:
-            parts = _parts(rel)
-            by_folder.setdefault(tuple(parts[:-1]), []).append((rel, parts[-1]))
-        gone = []
-        for folder, files in by_folder.items():
-            try:
-                parent = self._folder(folder)
-                for rel, name in files:
-                    try:
-                        there = stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
-                    except OSError:
-                        there = False
-                    if not there:
-                        gone.append(rel)
-            except (OSError, LinkedFolder):
-                gone += [rel for rel, _ in files]
-        return gone
+        if self.seen_missing is None:
+            return missing_files(rels, self._folder, _parts)
+        rels = list(rels)
+        unseen = [rel for rel in rels if rel not in self.previous]
+        gone = set(missing_files(unseen, self._folder, _parts)) if unseen else set()
+        return [rel for rel in rels if rel in self.seen_missing or rel in gone]
 
     def kept(self, rels: Iterable[str]) -> None:
         """Count files of the last build, just found in the folder (`missing`), as kept as they are."""
