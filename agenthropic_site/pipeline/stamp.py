@@ -245,9 +245,9 @@ def look_aside(out: str) -> None:
             os.close(read)
             from agenthropic_site.render.folders import missing_answer
 
-            answer = memoryview(missing_answer(out, STATE, MANIFEST_NAME))
-            while answer:
-                answer = answer[os.write(write, answer):]
+            said = memoryview(missing_answer(out, STATE, MANIFEST_NAME))
+            while said:
+                said = said[os.write(write, said):]
         finally:
             os._exit(0)  # whatever happened: nothing of the build's process runs here (no atexit, no flush)
     os.close(write)
@@ -262,28 +262,28 @@ def kept_missing(out: os.PathLike[str] | str, manifest_digest: str | None) -> fr
     _aside.clear()
     import select
 
-    answer = b""
+    said = b""
     try:
         chunks: list[bytes] = []
         deadline = time.monotonic() + ASIDE_WAIT_SECONDS
         while (left := deadline - time.monotonic()) > 0 and select.select([read], [], [], left)[0]:
             chunk = os.read(read, 1 << 16)
             if not chunk:
-                answer = b"".join(chunks)
+                said = b"".join(chunks)
                 break
             chunks.append(chunk)
     except OSError:
         pass
     finally:
         os.close(read)
-        _reap(pid, stop=not answer)
-    lines = answer.decode("ascii", "replace").split("\n")
+        _reap(pid, stop=not said)
+    lines = said.decode("ascii", "replace").split("\n")
     try:
         folder = os.stat(out)
     except OSError:
         return None
     # The same folder (not only the same path) and the same manifest: else the build looks for itself.
-    if not answer or os.fspath(out) != looked_at or lines[0].split(" ") != [str(folder.st_dev), str(folder.st_ino), manifest_digest or ""]:
+    if not said or os.fspath(out) != looked_at or lines[0].split(" ") != [str(folder.st_dev), str(folder.st_ino), manifest_digest or ""]:
         return None
     return frozenset(lines[1:])
 
