@@ -9,6 +9,7 @@ These tests fork from the test process (one thread) the way the command does.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import threading
 import time
@@ -60,6 +61,12 @@ def plain_missing(out: Path) -> set[str]:
         writer.close_folders()
 
 
+def wait_for_the_answer() -> None:
+    """Wait until the process aside has written its answer (it writes it whole, at its end), without taking it."""
+    ((_, _, read),) = stamp._aside
+    assert select.select([read], [], [], 60)[0], "the process aside gave no answer in a minute"
+
+
 def test_the_process_aside_finds_missing_exactly_what_the_writer_finds(built: Path, tmp_path: Path) -> None:
     gone = spoil(built, tmp_path / "moved-agents")
     stamp.look_aside(str(built))
@@ -89,6 +96,7 @@ def test_an_answer_about_another_manifest_or_folder_is_never_taken(built: Path, 
     copy = tmp_path / "copy"
     shutil.copytree(built, copy, symlinks=True)
     stamp.look_aside(str(built))
+    wait_for_the_answer()  # it looked at the first folder: what happens to the path afterwards is not in it
     shutil.rmtree(built)
     copy.rename(built)  # the same path, now another folder with the same manifest
     assert read_manifest(built).digest == digest
