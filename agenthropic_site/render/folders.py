@@ -1,8 +1,8 @@
 """Folders under the output folder, opened one component at a time without following a link, and which published files are gone.
 
-Imports nothing but the standard library's `os`, `errno` and `stat` (and `hashlib` to answer for a
-manifest, not `pathlib`): the process a build starts to look at its output folder meanwhile (pipeline/stamp.py
-look_aside) loads this module alone.
+Imports nothing but the standard library's `os`, `errno` and `stat` (`hashlib` too, to answer for
+a manifest; not `pathlib`): the process a build starts to look at its output folder meanwhile
+(pipeline/stamp.py `look_aside`) loads this module alone.
 """
 
 from __future__ import annotations
@@ -113,7 +113,6 @@ def missing_files(rels: Iterable[str], folder: Callable[[Sequence[str]], int], s
         except (OSError, LinkedFolder):
             gone += [rel for rel, _ in files]
     return gone
-
 
 
 def missing_answer(out: str, state: str, manifest_name: str) -> bytes:

@@ -99,4 +99,3 @@ def read_manifest(out: Path, known: Published | None = None) -> Published:
     if files is None:
         return Published(damaged=True)
     return Published(files, digest)
-
