@@ -25,3 +25,13 @@ def code_identity() -> str:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     _identity.append(f"{__version__}+{digest.hexdigest()[:16]}")
     return _identity[0]
+
+
+def adopt_code_identity(identity: str) -> bool:
+    """Take the identity an earlier process computed from these very source files (the stamp saw none of them change); say whether it was taken."""
+    prefix = f"{__version__}+"
+    digest = identity[len(prefix):]
+    if _identity or not identity.startswith(prefix) or len(digest) != 16 or digest.strip("0123456789abcdef"):
+        return False  # computed here already, or not one code_identity makes
+    _identity.append(identity)
+    return True

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import agenthropic_site
+from agenthropic_site import code_identity
 from agenthropic_site.config import BuildConfig, parse_instant, stale_cutoff
 from agenthropic_site.corpus import UnreadableError
 from agenthropic_site.pipeline import build as build_module
@@ -274,3 +276,74 @@ def test_a_build_run_from_a_deleted_folder_builds_and_keys_no_stamp_on_it(demo_c
         gone.mkdir()
     body = stamp.read(tmp_path / "cache")
     assert body is not None and "invocation" not in body
+
+
+# A build after an append, in a process of its own, as `agenthropic build` runs it: prints the
+# package's source files it read and the code identity it built with.
+SOURCE_READS_PROBE = (
+    "import pathlib, sys\n"
+    "read = pathlib.Path.read_bytes\n"
+    "sources = []\n"
+    "def counted(path):\n"
+    "    sources.append(path.suffix == '.py')\n"
+    "    return read(path)\n"
+    "pathlib.Path.read_bytes = counted\n"
+    "if __name__ == '__main__':\n"
+    "    import agenthropic_site\n"
+    "    from agenthropic_site.entry import main\n"
+    "    sys.argv[0] = 'agenthropic'\n"
+    "    code = main()\n"
+    "    print(sum(sources), agenthropic_site.code_identity(), file=sys.stderr)\n"
+    "    sys.exit(code)\n"
+)
+
+
+def test_a_build_whose_source_files_the_stamp_listed_takes_the_code_identity_it_recorded(one_project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(SOURCE_READS_PROBE)
+    words = ["build", "--corpus", str(one_project), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW,
+             "-q", "--jobs", "1"]
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(script), *words], capture_output=True, text=True, timeout=120)
+        assert done.returncode in (0, 1), done.stderr
+        runs.append(done.stderr.splitlines()[-1].split(" "))
+        _append(one_project / PROJECT / f"{SESSION}.jsonl")
+    (first_reads, first_identity), (then_reads, then_identity) = runs
+    assert int(first_reads) > 10  # no stamp yet: every source file is read and hashed
+    assert (then_reads, then_identity) == ("0", code_identity())  # the stamp's listing holds: none is read
+    body = stamp.read(tmp_path / "cache")
+    assert body is not None and body["code_identity"] == code_identity()
+
+
+def test_the_recorded_code_identity_is_taken_only_for_the_same_source_listing_without_links(
+    one_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = config(one_project, tmp_path / "site", tmp_path / "cache")
+    run_build(settings)
+    body = stamp.read(settings.cache)
+    assert body is not None
+    recorded = f"{agenthropic_site.__version__}+0123456789abcdef"  # not this code's: shows which identity a build took
+
+    def taken(stamped: dict[str, str]) -> list[str]:
+        monkeypatch.setattr(agenthropic_site, "_identity", [])
+        stamp._remember_code(stamped)
+        stamp.before_build(settings)
+        return list(agenthropic_site._identity)
+
+    assert taken({**body, "code_identity": recorded}) == [recorded]
+    edited = body["code"].replace(" ", "  ", 1)  # one source file's lstat is not what the stamp listed
+    assert taken({**body, "code": edited, "code_identity": recorded}) == []
+    assert taken({**body, "code_identity": "1.0+0123456789abcdef"}) == []  # not one this version makes
+    assert taken({**body, "code_identity": f"{agenthropic_site.__version__}+0123456789ABCDEF"}) == []
+    # A package with a link among its sources: what the link points to can change while its lstat does not.
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "a.py").write_text("A = 1\n")
+    (package / "b.py").symlink_to(package / "a.py")
+    monkeypatch.setattr(stamp, "PACKAGE_DIR", str(package))
+    linked = stamp._code()
+    assert stamp.LINK in linked
+    assert taken({**body, "code": linked, "code_identity": recorded}) == []
+    monkeypatch.setattr(agenthropic_site, "_identity", [])
+    assert code_identity() != recorded
