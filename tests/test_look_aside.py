@@ -1,30 +1,44 @@
-"""The output folder looked at by a process aside: what it finds missing is what the build would find, and nothing else is taken.
+"""The process aside: its walk, manifest and missing files are what the build would find itself, and nothing else is taken.
 
 `agenthropic build`, when the stamp of the same command line no longer holds, forks a process
-that looks at every file the last build published while the build imports and reads
-(pipeline/stamp.py `look_aside`); the build keeps those files on its answer (`kept_missing`).
-These tests fork from the test process (one thread) the way the command does.
+that walks the corpus folders the check listed, reads the output folder's manifest and looks at
+every file the last build published while the build imports and reads (pipeline/stamp.py
+`look_aside`); the build takes the walk (`kept_walk`), the manifest (`kept_manifest`, for the same
+bytes) and keeps the files on its answer (`kept_missing`). These tests fork from the test process
+(one thread) the way the command does.
 """
 
 from __future__ import annotations
 
 import os
-import select
 import shutil
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agenthropic_site.corpus import ContainmentError, FileRef, scan_corpus
+from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.pipeline import stamp
 from agenthropic_site.render import folders
 from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter
-from conftest import build, build_subprocess
+from conftest import DEMO_CORPUS, DEMO_NOW, build, build_subprocess
 from test_hostile_output import SIMPLE, append_request
+from test_incremental import assert_equals_cold_build
 
 GRAPHED = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # a session with agents: pages in agents/ and transcript/
+PROJECT = sorted(path.name for path in DEMO_CORPUS.iterdir() if path.is_dir())[0]
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run these tests as on a machine of two processors or more, whatever this one has (on one, no process aside is started)."""
+    monkeypatch.setattr(stamp, "cores", lambda: 2)
 
 
 @pytest.fixture
@@ -62,9 +76,9 @@ def plain_missing(out: Path) -> set[str]:
 
 
 def wait_for_the_answer() -> None:
-    """Wait until the process aside has written its answer (it writes it whole, at its end), without taking it."""
-    ((_, _, read),) = stamp._aside
-    assert select.select([read], [], [], 60)[0], "the process aside gave no answer in a minute"
+    """Wait until the process aside has given its last answer (the missing files), without taking it."""
+    (aside,) = stamp._aside
+    assert aside.answer(stamp.MISSING) is not None, "the process aside gave no answer in time"
 
 
 def test_the_process_aside_finds_missing_exactly_what_the_writer_finds(built: Path, tmp_path: Path) -> None:
@@ -127,6 +141,19 @@ def test_a_process_with_threads_is_never_forked(built: Path) -> None:
         other.join()
 
 
+def test_on_one_processor_no_process_aside_is_started(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stamp, "cores", lambda: 1)
+    stamp.look_aside(str(built))
+    assert stamp._aside == []
+    assert stamp.kept_missing(built, read_manifest(built).digest) is None
+
+
+def test_a_process_held_to_one_processor_counts_one() -> None:
+    probe = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); from agenthropic_site.pipeline import stamp; print(stamp.cores())"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "1", done.stderr
+
+
 def test_a_process_aside_that_does_not_answer_in_time_is_stopped(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def hang(*args: object) -> bytes:
         time.sleep(60)
@@ -135,7 +162,7 @@ def test_a_process_aside_that_does_not_answer_in_time_is_stopped(built: Path, mo
     monkeypatch.setattr(folders, "missing_answer", hang)  # the forked child runs this copy of the module
     monkeypatch.setattr(stamp, "ASIDE_WAIT_SECONDS", 0.5)
     stamp.look_aside(str(built))
-    ((_, pid, _),) = stamp._aside
+    pid = stamp._aside[0].pid
     started = time.monotonic()
     assert stamp.kept_missing(built, read_manifest(built).digest) is None
     assert time.monotonic() - started < 30
@@ -157,3 +184,112 @@ def test_a_build_run_as_a_command_restores_what_left_the_folder_after_its_last_b
     after = {path.relative_to(out).as_posix(): path.read_bytes() for path in out.rglob("*") if path.is_file() and ".agenthropic" not in path.parts}
     assert set(after) == set(before)
     assert all(after[rel] == before[rel] for rel in gone)  # each is back as it was (the appended session's pages changed)
+
+
+def listed_walk(corpus: Path) -> tuple[str, int, int]:
+    """List the corpus as the no-change check does (this process keeps the listing); return the walk to ask for."""
+    root = os.path.realpath(corpus)
+    stamp._corpus({"corpus": str(corpus), "max_depth": "8"})
+    return root, 1 << 30, 8
+
+
+def sniffed(corpus: Path) -> Callable[[FileRef], str | None]:
+    """Return the build's way of finding a flat agent file's session (without a cache: it reads the file)."""
+    return lambda ref: sniff_session_id(os.path.realpath(corpus), ref)
+
+
+def test_the_walk_made_aside_assembles_the_sessions_the_build_walks_itself(built: Path, demo_corpus: Path) -> None:
+    # The demo has every layout: flat agent files (the build gives them their sessions), subagent
+    # and workflow folders, sidecars, an agent folder without its main transcript, files skipped.
+    walk = listed_walk(demo_corpus)
+    stamp.look_aside(str(built), walk)
+    walked = stamp.kept_walk(*walk)
+    assert walked is not None and walked.flat and walked.skips
+    assert stamp.kept_walk(*walk) is None  # taken once
+    assert stamp.kept_missing(built, read_manifest(built).digest) == frozenset()
+    aside = scan_corpus(walk[0], walk[1], walk[2], sniffed(demo_corpus), walked=walked)
+    assert aside == scan_corpus(walk[0], walk[1], walk[2], sniffed(demo_corpus))
+
+
+def test_a_walk_of_another_root_or_with_other_limits_is_never_taken(built: Path, demo_corpus: Path, tmp_path: Path) -> None:
+    root, max_bytes, depth = listed_walk(demo_corpus)
+    for asked in ((str(tmp_path), max_bytes, depth), (root, max_bytes - 1, depth), (root, max_bytes, depth + 1)):
+        stamp.look_aside(str(built), (root, max_bytes, depth))
+        assert stamp.kept_walk(*asked) is None, asked
+        assert stamp.kept_missing(built, read_manifest(built).digest) == frozenset()  # the other answers stand
+    stamp.look_aside(str(built), (str(tmp_path), max_bytes, depth))  # not the root this process listed: no walk made
+    assert stamp.kept_walk(str(tmp_path), max_bytes, depth) is None
+    stamp.kept_missing(built, None)
+
+
+def test_a_link_out_of_the_corpus_is_met_by_the_build_not_the_process_aside(built: Path, demo_corpus: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (demo_corpus / PROJECT / "escape").symlink_to(outside, target_is_directory=True)
+    walk = listed_walk(demo_corpus)
+    stamp.look_aside(str(built), walk)
+    assert stamp.kept_walk(*walk) is None
+    with pytest.raises(ContainmentError):
+        scan_corpus(walk[0], walk[1], walk[2], sniffed(demo_corpus), stamp.corpus_folders(walk[0]))
+    stamp.kept_missing(built, None)
+
+
+def test_the_manifest_read_aside_is_taken_only_for_the_same_bytes(built: Path) -> None:
+    stamp.look_aside(str(built))
+    kept = stamp.kept_manifest(built)
+    assert kept is not None and kept == read_manifest(built)
+    assert read_manifest(built, kept) is kept
+    assert stamp.kept_manifest(built.parent / "elsewhere") is None  # another output folder
+    stamp.kept_missing(built, kept.digest)
+    stamp.look_aside(str(built))
+    wait_for_the_answer()  # it read the manifest before the change below
+    manifest = built / ".agenthropic" / "manifest"
+    lines = manifest.read_bytes().splitlines(keepends=True)  # its header, then a line a file
+    manifest.write_bytes(b"".join(lines[:-1]))  # one file fewer
+    kept = stamp.kept_manifest(built)
+    assert kept is not None and len(kept.files) == len(lines) - 1
+    fresh = read_manifest(built, kept)
+    assert fresh is not kept and fresh == read_manifest(built) and len(fresh.files) == len(lines) - 2
+    stamp.kept_missing(built, fresh.digest)
+
+
+# A build in a process of its own, as `agenthropic build` runs it, that says which answers of the
+# process aside it took.
+TAKEN_PROBE = (
+    "import sys\n"
+    "if __name__ == '__main__':\n"
+    "    from agenthropic_site.pipeline import stamp\n"
+    "    stamp.cores = lambda: 2  # as on a machine of two processors or more, whatever this one has\n"
+    "    taken = []\n"
+    "    def counted(name):\n"
+    "        real = getattr(stamp, name)\n"
+    "        def call(*args):\n"
+    "            answer = real(*args)\n"
+    "            taken.append(f'{name}:{answer is not None}')\n"
+    "            return answer\n"
+    "        setattr(stamp, name, call)\n"
+    "    for name in ('kept_walk', 'kept_manifest', 'kept_missing'):\n"
+    "        counted(name)\n"
+    "    from agenthropic_site.entry import main\n"
+    "    sys.argv[0] = 'agenthropic'\n"
+    "    code = main()\n"
+    "    print(' '.join(taken), file=sys.stderr)\n"
+    "    sys.exit(code)\n"
+)
+
+
+def test_a_build_run_as_a_command_takes_the_walk_and_manifest_made_aside_and_equals_a_cold_build(demo_corpus: Path, tmp_path: Path) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(TAKEN_PROBE)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    words = ["build", "--corpus", str(demo_corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"]
+    said = []
+    for appended in (False, True):
+        if appended:
+            append_request(demo_corpus)  # the stamp no longer holds: the process aside walks and looks
+        done = subprocess.run([sys.executable, str(script), *words], capture_output=True, text=True, timeout=120)
+        assert done.returncode in (0, 1), done.stderr
+        said.append(done.stderr.splitlines()[-1])
+    assert "True" not in said[0]  # a first build: no stamp, no process aside
+    assert said[1] == "kept_walk:True kept_manifest:True kept_missing:True"
+    assert_equals_cold_build(demo_corpus, out, tmp_path)

@@ -145,6 +145,18 @@ class _Limits:
     max_depth: int
 
 
+@record_class
+class Walked:
+    """What the walk of the corpus folders found, before flat agent files are given to their sessions (`scan_corpus` does that)."""
+
+    projects: list[str]
+    by_project: dict[str, dict[str, SessionFiles]]  # project -> session id -> its files found so far
+    flat: dict[str, list[AgentFile]]  # project -> its flat agent files (2.0.28–2.1.1), each naming its session inside
+    companions: dict[str, dict[str, tuple[list[AgentFile], list[FileRef]]]]  # project -> session id -> its folder's agents and extras
+    skips: list[Skip]
+    unlisted: list[str]
+
+
 FlatSniffer = Callable[[FileRef], "str | None"]
 
 
@@ -412,17 +424,35 @@ def _classify(parts: tuple[str, ...]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def walk_folders(root: str, max_file_bytes: int, max_depth: int, listed: dict[str, list[os.DirEntry[str]]]) -> Walked:
+    """Walk the corpus folders (taking those in `listed` as listed) and read no file; raises ContainmentError as `scan_corpus` does."""
+    walker = _Walker(root, _Limits(max_file_bytes, max_depth), _reads_nothing, listed)
+    projects = walker.walk()
+    return Walked(projects, walker.by_project, walker.flat, walker.companions, walker.skips, walker.unlisted)
+
+
+def _reads_nothing(ref: FileRef) -> str | None:
+    raise AssertionError("the walk of the folders reads no file: scan_corpus sniffs flat agent files")
+
+
 def scan_corpus(
     root: str, max_file_bytes: int, max_depth: int, sniff_flat: FlatSniffer, listed: dict[str, list[os.DirEntry[str]]] | None = None,
+    walked: Walked | None = None,
 ) -> CorpusScan:
     """Walk the corpus (real root path) and return its sessions and skips.
 
     `listed`: folders already listed for this build, by path (pipeline/stamp.py corpus_folders);
     the walk takes each one it reaches from there, entries and their lstat, instead of listing it
-    again. Raises ContainmentError when a link points outside the root.
+    again. `walked`: the walk of the folders of that same listing, made by another process
+    (pipeline/stamp.py kept_walk): only the sessions are assembled. Raises ContainmentError when a
+    link points outside the root.
     """
-    walker = _Walker(root, _Limits(max_file_bytes, max_depth), sniff_flat, {} if listed is None else listed)
-    projects = walker.walk()
+    if walked is None:
+        walked = walk_folders(root, max_file_bytes, max_depth, {} if listed is None else listed)
+    walker = _Walker(root, _Limits(max_file_bytes, max_depth), sniff_flat, {})
+    walker.by_project, walker.flat, walker.companions = walked.by_project, walked.flat, walked.companions
+    walker.skips, walker.unlisted = walked.skips, walked.unlisted
+    projects = walked.projects
     sessions = walker.assemble()
     return CorpusScan(
         root=root,
@@ -433,4 +463,4 @@ def scan_corpus(
     )
 
 
-__all__ = ["AgentFile", "ContainmentError", "CorpusScan", "SessionFiles", "Skip", "SKIP_REASONS", "scan_corpus"]
+__all__ = ["AgentFile", "ContainmentError", "CorpusScan", "SessionFiles", "Skip", "SKIP_REASONS", "Walked", "scan_corpus", "walk_folders"]

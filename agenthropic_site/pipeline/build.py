@@ -70,10 +70,13 @@ def _build_with_cache(
     # A second attempt (after a repair) lists again what the first walk took from `listed`.
     cache = Cache(config.cache, wait=config.wait_for_cache, repairs=repairs)
     try:
-        scan, result = scan_and_ingest(cache, root, config, prices, listed)
+        # The walk and the manifest the process aside made and read meanwhile (a walk after a repair lists again).
+        walked = stamp.kept_walk(root, config.max_file_bytes, config.max_depth) if listed else None
+        scan, result = scan_and_ingest(cache, root, config, prices, listed, walked)
         skips = sorted(scan.skips + result.read_skips)
         result.skips = len(skips)
-        published = _remembered(config.out, read_manifest(config.out, _published.get(str(config.out))))
+        known = _published.get(str(config.out)) or stamp.kept_manifest(config.out)
+        published = _remembered(config.out, read_manifest(config.out, known))
         signature = site_signature(cache, config, prices, skips, scan.unlisted)
         same_inputs = cache.site_signature() == _of_folder(signature, published.digest)
         # Every published file is looked at only when nothing else says to render (rendering

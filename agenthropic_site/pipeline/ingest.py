@@ -11,6 +11,7 @@ from agenthropic_site.cache import Cache, Priced, PricedRow
 from agenthropic_site.cache.checkpoints import FilesIdentity, ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
+from agenthropic_site.corpus.walk import Walked
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
@@ -142,8 +143,9 @@ def _explain_reads(changed: list[SessionFiles], todo: set[str], checkpoints: dic
 
 def scan_and_ingest(
     cache: Cache, root: str, config: BuildConfig, prices: PriceTable, listed: dict[str, list[os.DirEntry[str]]] | None = None,
+    walked: Walked | None = None,
 ) -> tuple[CorpusScan, BuildResult]:
-    """Bring the cache up to date with the corpus: walk (taking the folders in `listed` as listed), then parse what changed."""
+    """Bring the cache up to date with the corpus: walk (taking the folders in `listed` as listed, or `walked`, their walk), then parse what changed."""
     if cache.rebuilt_reason:
         log.info(f"cache rebuilt from the corpus: {cache.rebuilt_reason}")
     if cache.invalidate_unless(code_identity()):
@@ -158,7 +160,7 @@ def scan_and_ingest(
             cache.put_flat_owner(ref, session_id)
         return session_id
 
-    scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file, listed)
+    scan = scan_corpus(root, config.max_file_bytes, config.max_depth, owner_of_flat_file, listed, walked)
     for skip in scan.skips:
         log.debug(f"skipped: {skip.path}: {skip.reason}" + (f" ({skip.detail})" if skip.detail else ""))
     repriced = []
