@@ -40,6 +40,21 @@ def build_subprocess(
     return subprocess.run(command, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+def run_entry(script: Path, words: list[str], setup: str, report: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run `agenthropic WORDS` as its console entry point does, in a process of its own (a script written to `script`).
+
+    `setup` runs first (module-level code: a build's worker processes run it too), `report` (a
+    Python expression) is printed to stderr after the run. Return the process and that last line.
+    """
+    script.write_text(
+        f"import sys\n{setup}\nif __name__ == '__main__':\n    from agenthropic_site.entry import main\n"
+        f"    sys.argv[0] = 'agenthropic'\n    code = main()\n    print({report}, file=sys.stderr)\n    sys.exit(code)\n"
+    )
+    done = subprocess.run([sys.executable, str(script), *words], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return done, done.stderr.splitlines()[-1]
+
+
 # The build's record of what it published: its input digests come from the cache, which knows a
 # session with a file not read whole by its files' inodes and mtimes, so it may differ between copies
 # of a corpus; it is not part of the site (snapshot and diff skip it).

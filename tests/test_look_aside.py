@@ -22,12 +22,13 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.corpus import ContainmentError, FileRef, scan_corpus
+from agenthropic_site.corpus import walk as walk_module
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.pipeline import stamp
 from agenthropic_site.render import folders
 from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter
-from conftest import DEMO_CORPUS, DEMO_NOW, build, build_subprocess
+from conftest import DEMO_CORPUS, DEMO_NOW, build, build_subprocess, run_entry
 from test_hostile_output import SIMPLE, append_request
 from test_incremental import assert_equals_cold_build
 
@@ -170,6 +171,26 @@ def test_a_process_aside_that_does_not_answer_in_time_is_stopped(built: Path, mo
         os.kill(pid, 0)  # stopped and reaped
 
 
+def test_a_process_aside_stuck_in_its_walk_is_waited_for_once_and_stopped(
+    built: Path, demo_corpus: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def hang(*args: object) -> None:
+        time.sleep(120)
+
+    monkeypatch.setattr(walk_module, "walk_folders", hang)  # the forked child runs this copy of the module
+    monkeypatch.setattr(stamp, "ASIDE_WAIT_SECONDS", 5.0)
+    walk = listed_walk(demo_corpus)
+    stamp.look_aside(str(built), walk)
+    pid = stamp._aside[0].pid
+    started = time.monotonic()
+    assert stamp.kept_walk(*walk) is None
+    assert stamp.kept_manifest(built) is None
+    assert stamp.kept_missing(built, read_manifest(built).digest) is None
+    assert time.monotonic() - started < 10  # one wait of 5 s, not one for each answer
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # stopped and reaped
+
+
 def test_a_build_run_as_a_command_restores_what_left_the_folder_after_its_last_build(demo_corpus: Path, tmp_path: Path) -> None:
     out, cache = tmp_path / "site", tmp_path / "cache"
     first = build_subprocess(demo_corpus, out, cache)
@@ -253,43 +274,31 @@ def test_the_manifest_read_aside_is_taken_only_for_the_same_bytes(built: Path) -
     stamp.kept_missing(built, fresh.digest)
 
 
-# A build in a process of its own, as `agenthropic build` runs it, that says which answers of the
-# process aside it took.
-TAKEN_PROBE = (
-    "import sys\n"
-    "if __name__ == '__main__':\n"
-    "    from agenthropic_site.pipeline import stamp\n"
-    "    stamp.cores = lambda: 2  # as on a machine of two processors or more, whatever this one has\n"
-    "    taken = []\n"
-    "    def counted(name):\n"
-    "        real = getattr(stamp, name)\n"
-    "        def call(*args):\n"
-    "            answer = real(*args)\n"
-    "            taken.append(f'{name}:{answer is not None}')\n"
-    "            return answer\n"
-    "        setattr(stamp, name, call)\n"
-    "    for name in ('kept_walk', 'kept_manifest', 'kept_missing'):\n"
-    "        counted(name)\n"
-    "    from agenthropic_site.entry import main\n"
-    "    sys.argv[0] = 'agenthropic'\n"
-    "    code = main()\n"
-    "    print(' '.join(taken), file=sys.stderr)\n"
-    "    sys.exit(code)\n"
+# Notes which answers of the process aside a build took (as on a machine of two processors or more).
+ANSWERS_TAKEN = (
+    "from agenthropic_site.pipeline import stamp\n"
+    "stamp.cores = lambda: 2\n"
+    "taken = []\n"
+    "def counted(name):\n"
+    "    real = getattr(stamp, name)\n"
+    "    def call(*args):\n"
+    "        answer = real(*args)\n"
+    "        taken.append(f'{name}:{answer is not None}')\n"
+    "        return answer\n"
+    "    setattr(stamp, name, call)\n"
+    "for name in ('kept_walk', 'kept_manifest', 'kept_missing'):\n"
+    "    counted(name)\n"
 )
 
 
 def test_a_build_run_as_a_command_takes_the_walk_and_manifest_made_aside_and_equals_a_cold_build(demo_corpus: Path, tmp_path: Path) -> None:
-    script = tmp_path / "probe.py"
-    script.write_text(TAKEN_PROBE)
     out, cache = tmp_path / "site", tmp_path / "cache"
     words = ["build", "--corpus", str(demo_corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"]
     said = []
     for appended in (False, True):
         if appended:
             append_request(demo_corpus)  # the stamp no longer holds: the process aside walks and looks
-        done = subprocess.run([sys.executable, str(script), *words], capture_output=True, text=True, timeout=120)
-        assert done.returncode in (0, 1), done.stderr
-        said.append(done.stderr.splitlines()[-1])
+        said.append(run_entry(tmp_path / "probe.py", words, ANSWERS_TAKEN, "' '.join(taken)")[1])
     assert "True" not in said[0]  # a first build: no stamp, no process aside
     assert said[1] == "kept_walk:True kept_manifest:True kept_missing:True"
     assert_equals_cold_build(demo_corpus, out, tmp_path)

@@ -23,7 +23,7 @@ from agenthropic_site.pipeline import build as build_module
 from agenthropic_site.pipeline import parsing, stamp
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.cli import main
-from conftest import DEMO_CORPUS, DEMO_NOW
+from conftest import DEMO_CORPUS, DEMO_NOW, run_entry
 from test_incremental import SESSION, config
 
 PROJECT = "-home-user-projects-api-server"  # SESSION's project: its sessions, subagents and flat agent files
@@ -278,36 +278,25 @@ def test_a_build_run_from_a_deleted_folder_builds_and_keys_no_stamp_on_it(demo_c
     assert body is not None and "invocation" not in body
 
 
-# A build after an append, in a process of its own, as `agenthropic build` runs it: prints the
-# package's source files it read and the code identity it built with.
-SOURCE_READS_PROBE = (
-    "import pathlib, sys\n"
+# Counts the package's source files a build reads (code_identity reads them with Path.read_bytes).
+SOURCE_READS = (
+    "import pathlib\n"
     "read = pathlib.Path.read_bytes\n"
     "sources = []\n"
     "def counted(path):\n"
     "    sources.append(path.suffix == '.py')\n"
     "    return read(path)\n"
     "pathlib.Path.read_bytes = counted\n"
-    "if __name__ == '__main__':\n"
-    "    import agenthropic_site\n"
-    "    from agenthropic_site.entry import main\n"
-    "    sys.argv[0] = 'agenthropic'\n"
-    "    code = main()\n"
-    "    print(sum(sources), agenthropic_site.code_identity(), file=sys.stderr)\n"
-    "    sys.exit(code)\n"
 )
 
 
 def test_a_build_whose_source_files_the_stamp_listed_takes_the_code_identity_it_recorded(one_project: Path, tmp_path: Path) -> None:
-    script = tmp_path / "probe.py"
-    script.write_text(SOURCE_READS_PROBE)
     words = ["build", "--corpus", str(one_project), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW,
              "-q", "--jobs", "1"]
     runs = []
     for _ in range(2):
-        done = subprocess.run([sys.executable, str(script), *words], capture_output=True, text=True, timeout=120)
-        assert done.returncode in (0, 1), done.stderr
-        runs.append(done.stderr.splitlines()[-1].split(" "))
+        _, said = run_entry(tmp_path / "probe.py", words, SOURCE_READS, "sum(sources), __import__('agenthropic_site').code_identity()")
+        runs.append(said.split(" "))
         _append(one_project / PROJECT / f"{SESSION}.jsonl")
     (first_reads, first_identity), (then_reads, then_identity) = runs
     assert int(first_reads) > 10  # no stamp yet: every source file is read and hashed

@@ -14,8 +14,9 @@ with are those of the build that left the stamp, the stamp's own record of the r
 what this build would resolve. Otherwise it asks once the options are parsed (`unchanged`). Either
 way the check imports `os`, `stat`, `sys` and `time` and nothing else: the stamp holds listings,
 not digests (hashlib, json, dataclasses and pathlib each cost more to import than the whole check).
-When the stamp no longer holds for the same command line, the build that follows will keep most of
-the files it published: `answer` starts a process that looks at them meanwhile (`look_aside`).
+When the stamp no longer holds for the same command line, the build that follows will walk the
+folders just listed, read its output folder's manifest and keep most of the files it published:
+`answer` starts a process that does the three meanwhile (`look_aside`).
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ RESOLVED_FROM = ("AGENTHROPIC_CACHE_DIR", "CLAUDE_CONFIG_DIR", "HOME", "SOURCE_D
 # A NoChange's counts, as the summary line says them.
 COUNTS = ("sessions", "reused", "failed", "excluded", "skips")
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# How long a build waits for the process that looked at its output folder (look_aside); it has had
-# the build's imports, reads and views to do it in, and without an answer the build looks itself.
+# How long a build waits for an answer of the process aside (look_aside); it has had the build's
+# imports to walk in, and its reads and views to look at the output folder in. Without an answer the
+# build does the work itself, and waits for no later one.
 ASIDE_WAIT_SECONDS = 10.0
 LINK = "\0link"  # a source file or folder of the package that is a symbolic link, in the code's listing (_code)
 
@@ -344,6 +346,7 @@ class _Aside:
             while len(self.answers) <= index and not self.ended:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([self.read], [], [], left)[0]:
+                    self.ended = True  # given up: `end` stops it
                     return None
                 chunk = os.read(self.read, 1 << 20)
                 self.ended = not chunk
@@ -383,8 +386,10 @@ def kept_walk(root: str, max_file_bytes: int, max_depth: int) -> Walked | None:
     said = _aside[0].answer(WALK)
     if not said:
         return None
+    _aside[0].answers[WALK] = b""  # its memory is the walk's now
     import pickle
 
+    # Bytes from the process this one forked, through the pipe the two alone hold.
     walked: Walked = pickle.loads(said)
     return walked
 
@@ -398,7 +403,7 @@ def kept_manifest(out: os.PathLike[str] | str) -> Published | None:
         return None
     import pickle
 
-    published: Published = pickle.loads(said)
+    published: Published = pickle.loads(said)  # from the process this one forked, as the walk
     return published
 
 
