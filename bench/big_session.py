@@ -3,7 +3,8 @@
 Usage: python bench/big_session.py [--session-kb 154000] [--seed 5] [--appends 5]
 
 Generates one session (`fixtures.generate --sessions 1 --session-kb N`: a long main transcript and
-hundreds of agents; kept in bench/.work/ and reused), copies it to a scratch folder, and runs each
+hundreds of agents; kept in bench/.work/ and reused), copies it and the working tree's package to a
+scratch folder (an edit during the run changes nothing measured), and runs each
 build as its own `agenthropic build -q` process (wall time and peak RSS are that process's, from
 wait4): one cold build, one no-change build, then `--appends` times a new reply on the main
 transcript (its last reply with fresh ids, dated after every other record, as a live session
@@ -14,13 +15,14 @@ appends) followed by a build. Prints each build, then the median append against 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 from datetime import timedelta
 
-from build_bench import REPO, WORK, timed_build
+from build_bench import REPO, WORK, package_copy, timed_build
 from compare_claude_code_log import append, latest_instant, new_message_line
 
 APPEND_BOUND = 0.1  # of the cold build's time
@@ -43,16 +45,18 @@ def main() -> int:
     main_file = next(path for path in (scratch / "corpus").glob("*/*.jsonl"))
     size = sum(path.stat().st_size for path in (scratch / "corpus").rglob("*.jsonl"))
     folders = (scratch / "corpus", scratch / "out", scratch / "cache")
+    # Every build runs the package as it is now, whatever happens to the checkout meanwhile.
+    env = {**os.environ, "PYTHONPATH": package_copy(scratch, os.environ.get("PYTHONPATH"))}
     print(f"session: {size / 2**20:.1f} MiB in {sum(1 for _ in (scratch / 'corpus').rglob('*.jsonl'))} transcripts")
-    cold, cold_rss = timed_build(*folders)
+    cold, cold_rss = timed_build(*folders, env)
     print(f"  cold           {cold:6.2f} s  {cold_rss:5.0f} MiB")
-    same, same_rss = timed_build(*folders)
+    same, same_rss = timed_build(*folders, env)
     print(f"  no change      {same:6.2f} s  {same_rss:5.0f} MiB")
     at = latest_instant(scratch / "corpus")
     runs = []
     for number in range(1, args.appends + 1):
         append(main_file, new_message_line(main_file, at + timedelta(seconds=number)))
-        runs.append(timed_build(*folders))
+        runs.append(timed_build(*folders, env))
         print(f"  append {number}       {runs[-1][0]:6.2f} s  {runs[-1][1]:5.0f} MiB")
     median = statistics.median(wall for wall, _ in runs)
     peak = max(rss for _, rss in runs)

@@ -21,11 +21,25 @@ WORK = REPO / "bench" / ".work"
 NOW = "2026-06-01T00:00:00Z"
 
 
-def timed_build(corpus: Path, out: Path, cache: Path) -> tuple[float, float]:
-    """Run one build; return (wall seconds, peak RSS MiB of that process)."""
+def package_copy(folder: Path, pythonpath: str | None) -> str:
+    """Copy the working tree's package and theme into folder/src; return the PYTHONPATH that runs agenthropic from there.
+
+    An edit to the checkout during a measurement would otherwise change the code the builds run,
+    and the code identity that keys the cache (an append measured as a full build).
+    """
+    src = folder / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(REPO / "agenthropic_site", src / "agenthropic_site", ignore=shutil.ignore_patterns("__pycache__"))
+    if (REPO / "themes").is_dir():
+        shutil.copytree(REPO / "themes", src / "themes")  # the default theme, found next to the package in a checkout
+    return os.pathsep.join(filter(None, [str(src), pythonpath]))
+
+
+def timed_build(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run one build (in `env`, else this process's environment); return (wall seconds, peak RSS MiB of that process)."""
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out),
-                                "--cache", str(cache), "--now", NOW, "-q"], cwd=REPO)
+                                "--cache", str(cache), "--now", NOW, "-q"], cwd=REPO, env=env)
     _, _, usage = os.wait4(process.pid, 0)  # this child's own rusage, not the largest child's so far
     wall = time.perf_counter() - started
     process.returncode = 0  # reaped by wait4; keep Popen from waiting again

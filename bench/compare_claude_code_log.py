@@ -55,6 +55,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from build_bench import package_copy  # bench/ is the running script's folder, so on sys.path
+
 TIMESTAMP_RE = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"')
 
 REPO = Path(__file__).resolve().parent.parent
@@ -221,11 +223,7 @@ class Agenthropic(Tool):
 
     def __init__(self, scratch: Path) -> None:
         super().__init__(scratch)
-        src = scratch / "src"
-        shutil.copytree(REPO / "agenthropic_site", src / "agenthropic_site", ignore=shutil.ignore_patterns("__pycache__"))
-        if (REPO / "themes").is_dir():
-            shutil.copytree(REPO / "themes", src / "themes")  # the default theme, found next to the package in a checkout
-        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), self.env.get("PYTHONPATH")]))
+        self.env["PYTHONPATH"] = package_copy(scratch, self.env.get("PYTHONPATH"))
 
     def run_python(self, *args: str) -> str:
         done = subprocess.run([sys.executable, *args], env=self.env, cwd=self.scratch, capture_output=True, text=True)
