@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -239,3 +240,64 @@ def test_a_file_gone_from_an_unchanged_session_is_written_again_and_every_file_c
     # Its session is rendered again, and each of its files counted once: written or unchanged.
     assert (again.pages_written, again.pages_written + again.pages_unchanged) == (1, len(published))
     assert tree_bytes(tmp_path / "live") == before
+
+
+def test_a_build_computes_the_insights_of_the_projects_whose_sessions_changed_and_takes_the_others_kept(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index JSON's project insights are made again only for a project whose sessions changed, and read as made."""
+    import dataclasses
+    import sqlite3
+    from contextlib import closing
+
+    from agenthropic_site.cache.store import _sum
+    from agenthropic_site.places import CACHE_FILE
+    from agenthropic_site.render import site
+
+    made: list[str] = []
+    real = site.project_insights_json
+    monkeypatch.setattr(site, "project_insights_json", lambda project, tz: made.append(project.folder) or real(project, tz))
+    live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(live)
+    projects = sorted(made)
+    assert len(projects) > 2  # a first build makes every project's
+    path = main_file(demo_corpus)
+    with path.open("ab") as handle:
+        handle.write(path.read_bytes().splitlines(keepends=True)[-1].replace(b'"msg_', b'"msg_again_', 1))
+    made.clear()
+    assert run_build(live).parsed == 1
+    assert made == [path.parent.name]  # only the project of the session appended to
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+    # Another zone is another site: every project's again (their weeks start elsewhere).
+    made.clear()
+    run_build(dataclasses.replace(live, tz="Asia/Tokyo"))
+    assert sorted(made) == projects
+    # What was kept, damaged: every project's made again, to the same JSON. A checksum that fails
+    # (the cache notes it), and entries of another shape under a checksum that holds.
+    tokyo = dataclasses.replace(live, tz="Asia/Tokyo")
+    index = (tmp_path / "live" / "data" / "index.json").read_bytes()
+    kept = json.loads(kept_insights(tokyo))
+    for value, checksum in (
+        ("{}", "not its checksum"),
+        (json.dumps({**kept, "projects": {key: "another shape" for key in kept["projects"]}}), None),
+    ):
+        with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn, conn:
+            conn.execute("UPDATE meta SET value = ?, value_sum = ? WHERE key = 'project_insights'",
+                         (value, checksum or _sum("project_insights", value)))
+        (tmp_path / "live" / "data" / "index.json").unlink()
+        made.clear()
+        run_build(tokyo)
+        assert sorted(made) == projects, value
+        assert (tmp_path / "live" / "data" / "index.json").read_bytes() == index
+
+
+def kept_insights(settings: BuildConfig) -> str:
+    """Return the projects' insights the cache of `settings` keeps (its last build made them)."""
+    import sqlite3
+    from contextlib import closing
+
+    from agenthropic_site.places import CACHE_FILE
+
+    with closing(sqlite3.connect(settings.cache / CACHE_FILE)) as conn:
+        (value,) = conn.execute("SELECT value FROM meta WHERE key = 'project_insights'").fetchone()
+    return str(value)

@@ -524,7 +524,7 @@ class Cache:
             self.conn.execute("DELETE FROM views")
             self.conn.execute("DELETE FROM layouts")
             self.conn.execute("DELETE FROM scan_checkpoints")
-            self.conn.execute("DELETE FROM meta WHERE key = 'usage_state'")
+            self.conn.execute("DELETE FROM meta WHERE key IN ('usage_state', 'project_insights')")
             self._set_meta("inputs_digest", inputs_digest)
         return known is not None
 
@@ -943,6 +943,16 @@ class Cache:
         """Keep what the next build needs to carry the usage windows forward."""
         with self.transaction():
             self._set_meta("usage_state", state)
+
+    def project_insights(self) -> str | None:
+        """Return the projects' insights the last build kept, or None (render/site.py `project_insights`)."""
+        return self._meta("project_insights")
+
+    def set_project_insights(self, kept: str) -> None:
+        """Keep the projects' insights, by what they were made from, for the next build (unless they are the same)."""
+        if kept and kept != self._meta("project_insights"):
+            with self.transaction():
+                self._set_meta("project_insights", kept)
 
     def view_usage_sums(self) -> list[tuple[str, str]]:
         """Return the checksum of every session's owned requests, by session id, without reading the requests."""

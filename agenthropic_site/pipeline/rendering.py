@@ -66,6 +66,10 @@ class CacheSource:
         """Return the masks the last --redact build counted in each session."""
         return self.cache.redaction_counts()
 
+    def project_insights(self) -> str | None:
+        """Return the projects' insights the last build kept."""
+        return self.cache.project_insights()
+
 
 def render_from_cache(
     model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable,
@@ -82,6 +86,7 @@ def render_from_cache(
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
     cache.put_layout_sizes(rendered.layouts)
+    cache.set_project_insights(rendered.insights)
     if rendered.svgs:  # the graphs kept grow only when one is drawn
         cache.keep_named_svgs(GRAPH)
     return rendered

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from decimal import Decimal
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -160,8 +161,11 @@ def session_json(session: SessionView) -> dict[str, Any]:
     }
 
 
-def index_json(model: SiteModel) -> dict[str, Any]:
-    """Return `data/index.json`: projects, session summaries, totals and the build report."""
+def index_json(model: SiteModel, insights: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Return `data/index.json`: projects, session summaries, totals and the build report.
+
+    `insights`: each project's `project_insights_json`, by project key, where already made.
+    """
     return {
         "projects": [
             {
@@ -176,7 +180,7 @@ def index_json(model: SiteModel) -> dict[str, Any]:
                 "cost_by_category": {name: usd(cost) for name, cost in project.cost_by_category.items()},
                 "by_model": models_json(project.by_model),
                 "cost_by_day": {day: usd(cost) for day, cost in project.cost_by_day.items()},
-                **project_insights_json(project, model.usage.tz),
+                **(insights[project.key] if insights is not None and project.key in insights else project_insights_json(project, model.usage.tz)),
             }
             for project in model.projects
         ],

@@ -9,11 +9,13 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model import views
 from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import bar_chart
-from agenthropic_site.render.data import dump, index_json
+from agenthropic_site.render.data import dump, index_json, project_insights_json
 from agenthropic_site.render.pages import PARALLEL_MIN_PAGES, RENDER_BATCH, Renderer, RenderStats, digest_of, site_digest
 from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
 from agenthropic_site.render.search import sessions_js
@@ -36,6 +38,7 @@ class SiteRender:
     svgs: dict[str, bytes] = field(default_factory=dict)  # graphs drawn this build, by DOT digest, in the order drawn
     redactions: dict[str, Any] = field(default_factory=dict)  # with --redact: the masks counted in each session (counts only)
     layouts: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (session, agent) -> its transcript's new layout sizes
+    insights: str = ""  # each project's insights in the index JSON, by what they were made from (`project_insights`)
 
 
 def render_site(
@@ -65,7 +68,8 @@ def render_site(
 
         model.redactions = {kind: totals.get(kind, 0) for kind in sorted(KINDS)}
     every = "|".join(f"{sid}:{digest}" for sid, digest in renderer.session_digest.items())
-    index_bytes = dump(index_json(model))
+    insights, kept_insights = project_insights(model, renderer, source.project_insights())
+    index_bytes = dump(index_json(model, insights))
     usage_bytes = dump(usage_json(model.usage))
     site_wide = digest_of(every.encode(), index_bytes, usage_bytes)
     if not renderer.fresh("data/index.json", site_wide):
@@ -91,7 +95,34 @@ def render_site(
         writer.write("search/sessions.js", sessions_js(sessions))
     if not renderer.fresh("search.html"):
         renderer.page("search.html", "search.html")
-    return SiteRender(renderer.stats, renderer.digests, renderer.svgs, renderer.redaction_record() if redact else {}, renderer.layouts)
+    return SiteRender(
+        renderer.stats, renderer.digests, renderer.svgs, renderer.redaction_record() if redact else {}, renderer.layouts, kept_insights,
+    )
+
+
+def project_insights(model: SiteModel, renderer: Renderer, kept: str | None) -> tuple[dict[str, dict[str, Any]], str]:
+    """Return each project's insights for the index JSON, and what to keep of them for the next build.
+
+    A project's insights (cache efficiency, tools, MCP servers, weeks) are a function of its
+    sessions' summaries and of what every page depends on: the last build's are taken for a
+    project whose sessions have the same digests, on the same site digest (code, theme, --tz,
+    --redact...). An append to one session computes its project's alone (all 40 of 500 sessions: 10 ms).
+    """
+    try:
+        last = orjson.loads(kept) if kept else None
+    except orjson.JSONDecodeError:
+        last = None
+    known = last["projects"] if isinstance(last, dict) and last.get("site") == renderer.site_digest and isinstance(last.get("projects"), dict) else {}
+    insights, keep = {}, {}
+    for project in model.projects:
+        members = digest_of(*(renderer.session_digest[session.session_id].encode() for session in project.sessions))
+        entry = known.get(project.key)
+        if isinstance(entry, list) and len(entry) == 2 and entry[0] == members and isinstance(entry[1], dict):
+            insights[project.key] = entry[1]
+        else:
+            insights[project.key] = project_insights_json(project, model.usage.tz)
+        keep[project.key] = [members, insights[project.key]]
+    return insights, orjson.dumps({"site": renderer.site_digest, "projects": keep}).decode()
 
 
 def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None) -> None:

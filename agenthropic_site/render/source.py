@@ -45,6 +45,10 @@ class SiteSource(Protocol):
         """Return the SVG drawn by an earlier build from the DOT source with this digest, or None."""
         ...
 
+    def project_insights(self) -> str | None:
+        """Return the projects' insights the last build kept (render/site.py `project_insights`), or None."""
+        ...
+
     def redaction_counts(self) -> dict[str, Any]:
         """Return the masks the last `--redact` build counted in each session: {session: [inputs digest, {kind: n}]}."""
         ...
