@@ -2,7 +2,7 @@
 
 Imports nothing but the standard library's `os`, `errno` and `stat` (`hashlib` too, to answer for
 a manifest; not `pathlib`): the process a build starts to look at its output folder meanwhile
-(pipeline/stamp.py `look_aside`) loads this module alone.
+(pipeline/stamp.py `look_aside`) loads it only once it has sent the walk it was asked for.
 """
 
 from __future__ import annotations
