@@ -6,7 +6,7 @@ import bisect
 from decimal import Decimal
 from collections.abc import Iterable
 
-from agenthropic_site.cost.prices import PriceTable, PricingError
+from agenthropic_site.cost.prices import PriceTable, PricingError, RequestSums
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 from agenthropic_site.records import record_class
 
@@ -85,17 +85,24 @@ def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) ->
     A family whose requests cannot be priced as the target (fast mode without a multiplier
     there) gets no figure for that target rather than a guessed one.
     """
-    present = sorted({row.family for row in rows})
+    requests: dict[str, list[tuple[Tokens, str | None, str | None]]] = {}
+    costs: dict[str, Decimal] = {}
+    for row in rows:
+        requests.setdefault(row.family, []).append((row.tokens, row.at, row.speed))
+        costs[row.family] = costs.get(row.family, ZERO) + row.cost
     results = []
-    for source in present:
+    for source in sorted(requests):
+        # Summed once for every target: each target's figure prices these sums, not each request.
+        sums = RequestSums.of(requests[source])
+        others = sum((cost for family, cost in sorted(costs.items()) if family != source), ZERO)
         for target in prices.what_if_targets:
             if target == source:
                 continue
             try:
-                swapped = prices.total_as(target, ((row.tokens, row.at, row.speed) for row in rows if row.family == source))
-                swapped += sum((row.cost for row in rows if row.family != source), ZERO)
+                swapped = prices.total_of(target, sums)
             except PricingError:
                 continue  # e.g. a fast-mode request and a target without a fast price: no honest figure
+            swapped += others
             if swapped != session_cost:  # the same rates under another name tell nothing
                 results.append(WhatIf(source, target, swapped, swapped - session_cost))
     return results

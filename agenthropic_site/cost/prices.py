@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
+import itertools
+import operator
 import re
 from collections.abc import Iterable
 from datetime import date
@@ -157,6 +160,41 @@ ZERO_COST = RequestCost(Decimal(0), Decimal(0), Decimal(0), Decimal(0), Decimal(
 
 
 @record_class(frozen=True)
+class RequestSums:
+    """Requests summed for pricing at any family's rates: by day and speed, in order of context size, with running token sums.
+
+    Which tier a request falls in depends on the family priced (its threshold), so the sums are
+    kept in context order: the requests above a threshold are a suffix, found by bisection.
+    """
+
+    # (day, fast) -> (each request's context, ascending; running sums of the counts in
+    # TOKEN_CATEGORIES order, from none of the requests to all of them)
+    groups: dict[tuple[str | None, bool], tuple[list[int], list[tuple[int, ...]]]]
+
+    @classmethod
+    def of(cls, requests: Iterable[tuple[Tokens, str | None, str | None]]) -> RequestSums:
+        """Sum (tokens, day, speed) requests; only the day of a timestamp chooses a price period."""
+        found: dict[tuple[str | None, bool], list[Tokens]] = {}
+        for tokens, day, speed in requests:
+            found.setdefault((day[:10] if day is not None else None, speed == "fast"), []).append(tokens)
+        groups = {}
+        for key, requested in found.items():
+            requested.sort(key=_context)
+            # Each category's running sum in one pass (C loops), then the sums of each prefix side by side.
+            columns = [itertools.accumulate(map(count, requested), initial=0) for count in _COUNTS]
+            groups[key] = (list(map(_context, requested)), list(zip(*columns)))
+        return cls(groups)
+
+
+def _context(tokens: Tokens) -> int:
+    """Return the tokens a request's context holds: what decides its long-context tier."""
+    return tokens.input + tokens.cache_read + tokens.cache_write_5m + tokens.cache_write_1h
+
+
+_COUNTS = tuple(operator.attrgetter(name) for name in TOKEN_CATEGORIES)
+
+
+@record_class(frozen=True)
 class PriceTable:
     """Families of model ids with dated price periods."""
 
@@ -183,8 +221,7 @@ class PriceTable:
         """Price a request with a given family's rates (the what-if uses this)."""
         period = self._period(family, day, model or family)
         rates = period.rates
-        context = tokens.input + tokens.cache_read + tokens.cache_write_5m + tokens.cache_write_1h
-        if period.long_context is not None and period.long_context_threshold is not None and context > period.long_context_threshold:
+        if period.long_context is not None and period.long_context_threshold is not None and _context(tokens) > period.long_context_threshold:
             # Anthropic bills the whole request at the long-context rates, not only the excess.
             rates = period.long_context
         multiplier = Decimal(1)
@@ -199,31 +236,34 @@ class PriceTable:
     def total_as(self, family: str, requests: Iterable[tuple[Tokens, str | None, str | None]]) -> Decimal:
         """Return what (tokens, day, speed) requests cost at a family's rates: the sum of cost_as over them.
 
-        Requests at the same rates (period, tier, speed) are summed first and priced once: prices are
-        linear in tokens and Decimal arithmetic here is exact, so the total is the same, and a session's
-        what-ifs no longer price every request once per target family. Raises PricingError as cost_as.
+        Raises PricingError as cost_as. To price the same requests at several families' rates, sum
+        them once (`RequestSums.of`) and price the sums with `total_of`.
         """
-        periods: dict[str | None, Period] = {}
-        groups: dict[tuple[str | None, bool, bool], list[int]] = {}  # (day of the period, long-context, fast) -> tokens
-        for tokens, day, speed in requests:
-            key = day[:10] if day is not None else None
-            period = periods.get(key)
-            if period is None:
-                period = periods[key] = self._period(family, day, family)
-            context = tokens.input + tokens.cache_read + tokens.cache_write_5m + tokens.cache_write_1h
-            long = period.long_context is not None and period.long_context_threshold is not None and context > period.long_context_threshold
-            fast = speed == "fast"
+        return self.total_of(family, RequestSums.of(requests))
+
+    def total_of(self, family: str, sums: RequestSums) -> Decimal:
+        """Return what summed requests cost at a family's rates (the sum of cost_as over them); raise PricingError as cost_as.
+
+        Requests at the same rates (period, tier, speed) are priced once, on their summed tokens:
+        prices are linear in tokens and Decimal arithmetic here is exact, so the total is the same
+        as request by request, and a session's what-ifs price each family's sums, not each request.
+        """
+        total = Decimal(0)
+        for (day, fast), (contexts, running) in sums.groups.items():
+            period = self._period(family, day, family)
             if fast and period.fast_multiplier is None:
                 raise PricingError(family, "no fast-mode price")
-            sums = groups.setdefault((key, long, fast), [0] * len(TOKEN_CATEGORIES))
-            for index, name in enumerate(TOKEN_CATEGORIES):
-                sums[index] += getattr(tokens, name)
-        total = Decimal(0)
-        for (key, long, fast), sums in groups.items():
-            period = periods[key]
-            rates = period.long_context if long and period.long_context is not None else period.rates
             multiplier = period.fast_multiplier if fast and period.fast_multiplier is not None else Decimal(1)
-            total += sum((Decimal(count) * getattr(rates, name) * multiplier / PER_MILLION for count, name in zip(sums, TOKEN_CATEGORIES)), Decimal(0))
+            # Requests whose context is above the threshold are billed whole at the long-context rates.
+            split = len(contexts)
+            if period.long_context is not None and period.long_context_threshold is not None:
+                split = bisect.bisect_right(contexts, period.long_context_threshold)
+            parts = [(period.rates, running[split])] if split else []
+            if split < len(contexts) and period.long_context is not None:
+                parts.append((period.long_context, tuple(whole - below for whole, below in zip(running[-1], running[split]))))
+            for rates, counts in parts:
+                total += sum((Decimal(count) * getattr(rates, name) * multiplier / PER_MILLION for count, name in zip(counts, TOKEN_CATEGORIES)),
+                             Decimal(0))
         return total
 
     def _period(self, family: str, day: str | None, model: str) -> Period:
