@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from dataclasses import field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import orjson
 
@@ -372,35 +373,25 @@ def _load_usage(
     rows_of: dict[str, list[CostedRow]] = defaultdict(list)
     problems: dict[str, set[str]] = defaultdict(set)
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
-    cost_columns = [f"cost_{name}" for name in TOKEN_CATEGORIES]
-    decimals: dict[str, Decimal] = {}  # costs are stored as text; the same few values recur (every "0")
-
-    def decimal(text: str) -> Decimal:
-        value = decimals.get(text)
-        if value is None:
-            value = decimals[text] = Decimal(text)
-        return value
-
-    for row in usage_rows:
-        session = sessions[row["session_id"]]
-        holder = _holder(owner, row, session.session_id) if owner else session.session_id
-        if holder != session.session_id:
+    decimals = _Decimals()  # costs are stored as text; the same few values recur (every "0")
+    for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem,
+         tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in _usage_values(usage_rows):
+        session = sessions[session_id]
+        holder = _owner_of(owner, message_id, request_id, session_id) if owner else session_id
+        if holder != session_id:
             session.collisions += 1
             session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
-            if row["message_id"] is not None:
-                copied[session.session_id].add(row["message_id"])
+            if message_id is not None:
+                copied[session_id].add(message_id)
             continue
-        tokens = Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"])
-        if row["price_problem"] is not None:
-            problems[session.session_id].add(row["price_problem"])
-            counted[session.session_id].append((row["agent_id"], row["model"], tokens, Decimal(0), row["at"]))
+        if problem is not None:
+            problems[session_id].add(problem)
+            counted[session_id].append((agent_id, model, tokens, Decimal(0), at))
             continue
-        costed = CostedRow(
-            agent_id=row["agent_id"], model=row["model"], family=row["family"], tokens=tokens, at=row["at"], speed=row["speed"],
-            parts=tuple([decimal(row[column]) for column in cost_columns]), segment=row["segment"],
-        )
-        rows_of[session.session_id].append(costed)
-        counted[session.session_id].append((costed.agent_id, costed.model, tokens, costed.cost, costed.at))
+        parts = (decimals[cost_input], decimals[cost_output], decimals[cost_read], decimals[cost_5m], decimals[cost_1h])
+        costed = CostedRow(agent_id, model, family, tokens, at, speed, parts, segment)
+        rows_of[session_id].append(costed)
+        counted[session_id].append((agent_id, model, tokens, costed.cost, at))
     for session_id, found in problems.items():
         sessions[session_id].excluded_reason = "; ".join(sorted(found))
         rows_of.pop(session_id, None)  # no cost figure of an excluded session reaches a total
@@ -479,24 +470,51 @@ def request_figures(cache: Cache, session_id: str) -> AgentRequests:
 
 def figures_of(rows: list[Any], owner: dict[str, str], session_id: str) -> AgentRequests:
     """Return `request_figures` of one session from its usage rows and the owners of its shared requests (`_ownership`)."""
+    values = list(_usage_values(rows))
     # The halt gate, as in _load_usage: one owned request without a price makes every cost here unknown.
     excluded = any(
-        row["price_problem"] is not None and _holder(owner, row, session_id) == session_id for row in rows
+        row[9] is not None and _owner_of(owner, row[1], row[2], session_id) == session_id for row in values
     )
     figures: dict[str, dict[str, RequestFigures]] = defaultdict(dict)
-    for row in rows:
-        if row["message_id"] is None:
+    decimals = _Decimals()
+    for (_, message_id, request_id, agent_id, _, _, _, _, _, _, tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in values:
+        if message_id is None:
             continue  # an id-less request cannot be matched to a displayed message
-        holder = _holder(owner, row, session_id)
-        tokens = Tokens(row["input"], row["output"], row["cache_read"], row["cache_write_5m"], row["cache_write_1h"])
-        cost = None if excluded or row["cost"] is None else sum((Decimal(row[f"cost_{name}"]) for name in TOKEN_CATEGORIES), Decimal(0))
-        figures[row["agent_id"]][row["message_id"]] = RequestFigures(tokens, cost, None if holder == session_id else holder)
+        holder = _owner_of(owner, message_id, request_id, session_id)
+        cost = None
+        if not excluded and cost_input is not None:
+            cost = sum((decimals[cost_input], decimals[cost_output], decimals[cost_read], decimals[cost_5m], decimals[cost_1h]), Decimal(0))
+        figures[agent_id][message_id] = RequestFigures(tokens, cost, None if holder == session_id else holder)
     return dict(figures)
 
 
-def _holder(owner: dict[str, str], row: Any, session_id: str) -> str:
+class _Decimals(dict[str, Decimal]):
+    """Decimals by their stored text, each made once (a session's rows repeat a few amounts)."""
+
+    def __missing__(self, text: str) -> Decimal:
+        value = self[text] = Decimal(text)
+        return value
+
+
+# The columns of a usage row views read, in this order (then its Tokens and costs by category).
+_USAGE_COLUMNS = ("session_id", "message_id", "request_id", "agent_id", "model", "family", "at", "speed", "segment", "price_problem")
+
+
+def _usage_values(rows: list[Any]) -> Iterator[tuple[Any, ...]]:
+    """Yield each stored usage row's _USAGE_COLUMNS, its Tokens and its costs by category, read by position (not by name)."""
+    if not rows:
+        return
+    position = {name: index for index, name in enumerate(rows[0].keys())}
+    columns = operator.itemgetter(*(position[name] for name in _USAGE_COLUMNS))
+    counts = operator.itemgetter(*(position[name] for name in TOKEN_CATEGORIES))
+    costs = operator.itemgetter(*(position[f"cost_{name}"] for name in TOKEN_CATEGORIES))
+    for row in rows:
+        yield (*columns(row), Tokens(*counts(row)), *costs(row))
+
+
+def _owner_of(owner: dict[str, str], message_id: str | None, request_id: str | None, session_id: str) -> str:
     """Return the session that counts a usage row: its owner when the request is shared, else its own session."""
-    return next((owner[key] for key in request_keys(row["message_id"], row["request_id"]) if key in owner), session_id)
+    return next((owner[key] for key in request_keys(message_id, request_id) if key in owner), session_id)
 
 
 def _load_compactions(cache: Cache, sessions: dict[str, SessionView], ids: list[str]) -> None:
