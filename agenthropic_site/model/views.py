@@ -374,7 +374,7 @@ def _load_usage(
     problems: dict[str, set[str]] = defaultdict(set)
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
     decimals = _Decimals()  # costs are stored as text; the same few values recur (every "0")
-    for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem,
+    for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem, _,
          tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in _usage_values(usage_rows):
         session = sessions[session_id]
         holder = _owner_of(owner, message_id, request_id, session_id) if owner else session_id
@@ -473,16 +473,17 @@ def figures_of(rows: list[Any], owner: dict[str, str], session_id: str) -> Agent
     values = list(_usage_values(rows))
     # The halt gate, as in _load_usage: one owned request without a price makes every cost here unknown.
     excluded = any(
-        row[9] is not None and _owner_of(owner, row[1], row[2], session_id) == session_id for row in values
+        problem is not None and _owner_of(owner, message_id, request_id, session_id) == session_id
+        for _, message_id, request_id, _, _, _, _, _, _, problem, *_ in values
     )
     figures: dict[str, dict[str, RequestFigures]] = defaultdict(dict)
     decimals = _Decimals()
-    for (_, message_id, request_id, agent_id, _, _, _, _, _, _, tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in values:
+    for (_, message_id, request_id, agent_id, _, _, _, _, _, _, whole, tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in values:
         if message_id is None:
             continue  # an id-less request cannot be matched to a displayed message
         holder = _owner_of(owner, message_id, request_id, session_id)
         cost = None
-        if not excluded and cost_input is not None:
+        if not excluded and whole is not None:
             cost = sum((decimals[cost_input], decimals[cost_output], decimals[cost_read], decimals[cost_5m], decimals[cost_1h]), Decimal(0))
         figures[agent_id][message_id] = RequestFigures(tokens, cost, None if holder == session_id else holder)
     return dict(figures)
@@ -497,7 +498,7 @@ class _Decimals(dict[str, Decimal]):
 
 
 # The columns of a usage row views read, in this order (then its Tokens and costs by category).
-_USAGE_COLUMNS = ("session_id", "message_id", "request_id", "agent_id", "model", "family", "at", "speed", "segment", "price_problem")
+_USAGE_COLUMNS = ("session_id", "message_id", "request_id", "agent_id", "model", "family", "at", "speed", "segment", "price_problem", "cost")
 
 
 def _usage_values(rows: list[Any]) -> Iterator[tuple[Any, ...]]:
