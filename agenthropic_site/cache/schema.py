@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -54,6 +54,10 @@ CREATE TABLE agents (
 -- Deleting an agent looks for the agents that name it as their parent (the foreign key): without
 -- this index each deletion read every agent of the cache (an 800-agent session's rows: 54 -> 2 ms).
 CREATE INDEX agents_parent ON agents(session_id, parent_agent_id);
+-- The agents without an ending, by their last activity: what the watchdog asks of every build that
+-- renders (which agents it shows as unknown at this clock, and when that changes next). A scan of
+-- every agent took 5.1 ms of a one-append build at 500 sessions, the index 1.3 ms.
+CREATE INDEX agents_open ON agents(last_seen_at) WHERE status NOT IN ('completed', 'error');
 CREATE TABLE orchestration_edges (
     session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     parent TEXT NOT NULL,

@@ -1062,9 +1062,10 @@ class Cache:
     def stale_agents(self, now: datetime, watchdog_minutes: int) -> list[tuple[str, str]]:
         """Return the agents the watchdog shows as unknown at this clock (pages change when this does)."""
         stale_before = stale_cutoff(now, watchdog_minutes)
-        return list(self.conn.execute(
+        # Sorted here: ordered by SQLite, the rows would be read through the primary key's index, every agent.
+        return sorted(self.conn.execute(
             "SELECT session_id, agent_id FROM agents WHERE status NOT IN ('completed', 'error') "
-            "AND (last_seen_at IS NULL OR last_seen_at < ?) ORDER BY session_id, agent_id",
+            "AND (last_seen_at IS NULL OR last_seen_at < ?)",
             (stale_before,),
         ))
 
