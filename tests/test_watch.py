@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.config import BuildConfig, parse_instant
-from agenthropic_site.pipeline.watch import DEBOUNCE_MS, Pacing, WatchState, watch_loop
+from agenthropic_site.pipeline.watch import DEBOUNCE_MS, Pacing, WatchState, stopped_by_sigint, watch_loop
 from conftest import DEMO_CORPUS, DEMO_NOW, logged, stop_with_sigint
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"
@@ -51,6 +52,33 @@ def new_request_line(message_id: str, output_tokens: int) -> bytes:
 
 def main_transcript(corpus: Path) -> Path:
     return next(corpus.rglob(f"{SESSION}.jsonl"))
+
+
+def test_ctrl_c_stops_the_watch_even_when_a_finalizer_drops_its_keyboardinterrupt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python raises KeyboardInterrupt in whatever runs: in a finalizer it is printed and dropped, and the watch must stop anyway."""
+    dropped: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: dropped.append(unraisable.exc_value))
+
+    class Finalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # Ctrl-C arrives here, inside the finalizer
+
+    stop = threading.Event()
+    with stopped_by_sigint(stop):
+        Finalized()  # dropped at once: its finalizer runs now
+        assert len(dropped) == 1 and isinstance(dropped[0], KeyboardInterrupt)  # the exception never reached the loop
+        assert stop.is_set()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_stopped_watch_loop_ends_after_its_pass(tmp_path: Path) -> None:
+    """The loop looks at its stop event between passes: set during a pass, no other pass starts."""
+    config = BuildConfig(corpus=DEMO_CORPUS, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW))
+    stop = threading.Event()
+    stop.set()  # as Ctrl-C would while the first pass runs
+    state = watch_loop(config, stop)
+    assert sum(state.counts.values()) == 1
 
 
 @pytest.mark.slow

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import dataclasses
+import signal
 import threading
 from datetime import datetime, UTC
 import time
 from dataclasses import field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
 
 from agenthropic_site.config import BuildConfig, ConfigError
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
@@ -221,11 +224,37 @@ def serve_and_watch(config: BuildConfig, port: int) -> int:
 def watch_forever(config: BuildConfig) -> int:
     """Watch without serving until Ctrl-C (SIGINT); exit 0."""
     stop = threading.Event()
-    try:
-        watch_loop(config, stop)
-    except KeyboardInterrupt:
-        stop.set()
+    with stopped_by_sigint(stop):
+        try:
+            watch_loop(config, stop)
+        except KeyboardInterrupt:
+            stop.set()
     return 0
 
 
-__all__ = ["OUTCOMES", "WatchState", "run_pass", "serve_and_watch", "watch_forever", "watch_loop", "watch_paths"]
+@contextmanager
+def stopped_by_sigint(stop: threading.Event) -> Iterator[None]:
+    """While the block runs, make Ctrl-C set `stop` before it raises KeyboardInterrupt as Python does.
+
+    Python raises KeyboardInterrupt in whatever the main thread runs. Raised in a finalizer (a
+    `__del__`, a weakref callback, a generator closed by the collector: a pass frees its objects
+    as it ends) it is printed and dropped, and the watch went on: a test's Ctrl-C, sent as a pass
+    ended, was once not obeyed for 30 s. The event is set first, so the loop ends at its next
+    check whatever becomes of the exception. A handler someone else installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+__all__ = ["OUTCOMES", "WatchState", "run_pass", "serve_and_watch", "stopped_by_sigint", "watch_forever", "watch_loop", "watch_paths"]
