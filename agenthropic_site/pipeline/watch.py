@@ -183,6 +183,7 @@ def serve_and_watch(config: BuildConfig, port: int) -> int:
     """Watch in a thread and serve the output folder on 127.0.0.1 with livereload until Ctrl-C."""
     import sys
 
+    from tornado.ioloop import IOLoop
     from tornado.netutil import bind_sockets
 
     from agenthropic_site.errors import EXIT_USAGE
@@ -211,6 +212,15 @@ def serve_and_watch(config: BuildConfig, port: int) -> int:
     # when every page of a build is in place (pages are written atomically, never half).
     server.watch(str(stamp))
     log.info(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+    loop = IOLoop.current()  # the main thread's, which `serve` runs
+
+    def interrupted() -> None:
+        stop.set()
+        loop.stop()
+
+    # Ctrl-C is an event of the server's loop, not a KeyboardInterrupt: one raised inside a
+    # finalizer is printed and dropped (see stopped_by_sigint), and the server went on serving.
+    loop.asyncio_loop.add_signal_handler(signal.SIGINT, interrupted)  # type: ignore[attr-defined]
     try:
         server.serve(host=LOOPBACK, port=port, open_url_delay=None, restart_delay=0, debug=False)
     except KeyboardInterrupt:
