@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.cache import Cache
-from agenthropic_site.cache.store import SEALED_TABLES
+from agenthropic_site.cache.store import SEALED_TABLES, rows_digest
 from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build, tree_bytes
 from fixtures.pricing import priced
 from test_incremental import SESSION, assert_equals_cold_build, main_file
@@ -180,3 +180,21 @@ def test_a_build_checks_each_session_s_rows_once_unless_it_writes_them(demo_corp
     assert {table: n for (sid, table), n in digested.items() if sid == SESSION} == {table: 2 if table == "token_usage" else 1 for table in SEALED_TABLES}
     assert all(n == 1 for (sid, _), n in digested.items() if sid != SESSION), digested
     assert_equals_cold_build(demo_corpus, tmp_path / "site", tmp_path)
+
+
+def test_a_row_digest_tells_values_of_other_types_or_order_apart() -> None:
+    """A stored value that changed type (the same text as a number or a blob), moved, or went missing changes the digest."""
+    row = ("s1", 1, "claude-opus-4-5", None, 0.5)
+    variants = [
+        [("s1", "1", "claude-opus-4-5", None, 0.5)],
+        [("s1", 1.0, "claude-opus-4-5", None, 0.5)],
+        [("s1", 1, b"claude-opus-4-5", None, 0.5)],
+        [("s1", 1, "claude-opus-4-5", "", 0.5)],
+        [("s1", 1, "claude-opus-4-5", None, 0.50000001)],
+        [("s1", 1, "claude-opus-4-5", None)],
+        [("s1", 1, "claude-opus-4-5", None, 0.5), ("s1", 1, "claude-opus-4-5", None, 0.5)],
+        [("s1", 1, None, "claude-opus-4-5", 0.5)],
+    ]
+    digests = {rows_digest([row])} | {rows_digest(rows) for rows in variants}
+    assert len(digests) == len(variants) + 1
+    assert rows_digest([row]) == rows_digest([tuple(row)])  # the same values: the same digest

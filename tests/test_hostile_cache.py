@@ -109,7 +109,7 @@ def a_stored_title(cache: Path, column: str) -> tuple[str, bytes, str]:
     raise AssertionError("no session with a plain title")
 
 
-DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "graph", "token-count", "agent"]
+DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "graph", "token-count", "agent", "blob"]
 
 
 class Built(NamedTuple):
@@ -169,6 +169,8 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
         extra = ("--pricing", str(built.prices))
         if damage == "token-count":
             change(cache, "UPDATE token_usage SET output = output + 16 WHERE rowid = (SELECT min(rowid) FROM token_usage WHERE output > 0)")
+        elif damage == "blob":  # the same bytes, as a blob where a text was: SQLite keeps the type a TEXT column is given
+            change(cache, "UPDATE token_usage SET model = CAST(model AS BLOB) WHERE rowid = (SELECT min(rowid) FROM token_usage)")
         else:
             change(cache, "UPDATE agents SET description = 'X' || substr(description, 2) "
                           "WHERE rowid = (SELECT min(rowid) FROM agents WHERE description != '' AND description NOT LIKE 'X%')")
@@ -216,6 +218,7 @@ EXPECTED = {
     "graph": "a stored graph",
     "token-count": "the stored rows of session",
     "agent": "the stored rows of session",
+    "blob": "the stored rows of session",
 }
 
 

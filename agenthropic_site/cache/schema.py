@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21  # 21: row digests by orjson (store.rows_digest), not repr
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 

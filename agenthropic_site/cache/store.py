@@ -65,6 +65,19 @@ _SESSION_ROW_ORDER = {
 }
 
 
+def rows_digest(rows: list[tuple[Any, ...]]) -> str:
+    """Digest rows as SQLite returned them: as JSON every value keeps its type (text quoted, numbers bare, a blob as its hex)."""
+    # orjson, not repr(): the 60 MB session's 9,455 usage rows digest in 9-11 ms instead of 30-46 ms (schema 21).
+    return hashlib.sha256(orjson.dumps(rows, default=_blob)).hexdigest()
+
+
+def _blob(value: Any) -> dict[str, str]:
+    """Write a blob where a text or number was stored (only damage puts one in these tables): unlike any text."""
+    if isinstance(value, bytes):
+        return {"blob": value.hex()}
+    raise TypeError(f"a stored row cannot hold {type(value).__name__}")
+
+
 def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
@@ -449,10 +462,7 @@ class Cache:
             if len(session_ids) == 1:
                 return {session_ids[0]: UNDECODABLE}
             return {sid: digest for one in session_ids for sid, digest in self._digests(table, [one]).items()}
-        return {
-            sid: hashlib.sha256(repr(list(group)).encode("utf-8", "surrogatepass")).hexdigest()
-            for sid, group in itertools.groupby(rows, key=lambda row: row[0])
-        }
+        return {sid: rows_digest(list(group)) for sid, group in itertools.groupby(rows, key=lambda row: row[0])}
 
     def _seal(self, session_id: str, tables: tuple[str, ...] = ()) -> None:
         """Record the digest of a session's rows (in the caller's transaction, after writing them)."""
