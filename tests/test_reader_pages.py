@@ -6,6 +6,7 @@ import logging
 import random
 import re
 import shutil
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,36 @@ def test_an_append_renders_only_the_pages_it_changed(demo_corpus: Path, tmp_path
     # rendered is on one of them: the others are measured from the last build's layout.
     assert 1 <= len(rewritten) <= 2 < len(before), rewritten
     assert rendered and set(rendered) <= set().union(*(on_page[name] for name in rewritten)), (sorted(set(rendered)), rewritten)
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_an_append_makes_the_search_rows_of_the_pages_it_changed_only(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main transcript's rows of the shard are kept page by page: the others come from the last shard, byte for byte."""
+    monkeypatch.setattr(reader, "MAX_PAGE_MESSAGES", 4)  # the demo's main transcript then takes several pages
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    folder = out / "sessions" / SESSION / "transcript"
+    pages_before = len(list(folder.glob("*.html")))
+    assert pages_before >= 4
+    made: list[list[int]] = []
+    real_entries_of = pages.entries_of
+
+    def recording(messages: list[Message], href_of: Any, indices: Any = None, calls: Any = None) -> Any:
+        if indices and href_of(indices[0]).startswith(f"sessions/{SESSION}/transcript/"):
+            made.append(list(indices))
+        return real_entries_of(messages, href_of, indices, calls)
+
+    monkeypatch.setattr(pages, "entries_of", recording)
+    main = main_file(demo_corpus)
+    reply = next(line for line in reversed(main.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with main.open("ab") as handle:
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    numbered = sorted(folder.glob("*.html"), key=lambda path: int(path.stem))
+    last_page = {int(index) for index in re.findall(r' id="m(\d+)"', numbered[-1].read_text())}
+    # The last page (the new reply) and at most the page of the prompt whose turn it joins: never every page.
+    assert 1 <= len(made) <= 2 < len(numbered), made
+    assert last_page <= set(made[-1]), (made, sorted(last_page))
     assert_equals_cold_build(demo_corpus, out, tmp_path)
 
 

@@ -30,7 +30,7 @@ from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, plain_json, turns_of, unpack_sizes
-from agenthropic_site.render.search import entries_of, shard_part, shard_pieces, split_shard
+from agenthropic_site.render.search import entries_of, result_targets, shard_part, shard_pieces, split_shard, tool_calls
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
@@ -374,9 +374,8 @@ class Renderer:
         known = self.source.layout_sizes(sid)
         layout = self._lay_out(sid, sid, messages, context, known)
         self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
-        parts: list[tuple[str, str, bytes | memoryview]] = [
-            (sid, "", shard_part(entries_of(messages, lambda index: f"sessions/{sid}/transcript/{layout.page_of(index)}.html"))),
-        ]
+        last_parts = _LastShard(self, sid, known.get(SEARCH_PARTS))
+        parts = _paged_parts(sid, messages, layout, lambda page: f"sessions/{sid}/transcript/{page}.html", last_parts)
         # The chart's marks link to the turns the outline lists: every prompt, or the first of each page when there are many.
         first_of_page: dict[int, OutlineEntry] = {}
         for entry in layout.outline:
@@ -406,7 +405,6 @@ class Renderer:
         )).encode())
         stored = self.source.transcript_digests(sid)
         paged = {rel.split("/")[3] for rel in self.previous_of_session.get(sid, ()) if rel.startswith(f"sessions/{sid}/agents/") and rel.count("/") == 4}
-        last_parts = _LastShard(self, sid, known.get(SEARCH_PARTS))
         for agent in session.agents:
             if agent.agent_id != sid and agent.has_transcript:
                 inputs = (shown, stored.get(agent.agent_id, ""), self._agent_inputs(lookups, agent, requests.get(agent.agent_id, {})))
@@ -549,21 +547,42 @@ class Renderer:
 
 
 
+def _paged_parts(owner: str, messages: list[Message], layout: Layout, href_of_page: Callable[[int], str],
+                 last: _LastShard) -> list[tuple[str, str, bytes | memoryview]]:
+    """Return a paged transcript's rows of the search shard, one part per page: a page made of the same inputs as last build keeps its part.
+
+    An append to a 60 MB session changes its last page or two; its 17 MB of rows were made again
+    each time (70-100 ms). A page's part is named `owner/page` (agent ids have no "/").
+    """
+    calls = tool_calls(messages)
+    page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
+    parts: list[tuple[str, str, bytes | memoryview]] = []
+    for number, page in enumerate(layout.pages, start=1):
+        # The page's messages (their keys: content, place, context), its link, and where its results point.
+        made_of = plain_json([href_of_page(number), result_targets(messages, page, calls, page_of)])
+        key = hashlib.blake2b(layout.page_key(number) + made_of, digest_size=16).hexdigest()
+        name = f"{owner}/{number}"
+        kept = last.part(name, key) if len(layout.pages) > 1 else None  # one page: an append changed it
+        parts.append((name, key, kept if kept is not None else
+                      shard_part(entries_of(messages, lambda index: href_of_page(page_of[index]), page, calls))))
+    return parts
+
+
 class _LastShard:
     """The last build's search shard of a session, cut into its transcripts' parts: read only when a part is asked for."""
 
     def __init__(self, renderer: Renderer, session_id: str, memo: bytes | None) -> None:
         self.renderer, self.session_id, self.memo = renderer, session_id, memo
-        self.parts: dict[str, tuple[str, memoryview]] | None = None
+        self.parts: dict[str, tuple[str, bytes | memoryview]] | None = None
 
-    def part(self, agent_id: str, key: str) -> memoryview | None:
-        """Return an agent's part of the last shard when it was made from the same inputs, else None."""
+    def part(self, agent_id: str, key: str) -> bytes | memoryview | None:
+        """Return an agent's or a page's part of the last shard when it was made from the same inputs, else None."""
         if self.parts is None:
             self.parts = self._read()
         found = self.parts.get(agent_id)
         return found[1] if found is not None and found[0] == key else None
 
-    def _read(self) -> dict[str, tuple[str, memoryview]]:
+    def _read(self) -> dict[str, tuple[str, bytes | memoryview]]:
         rel = f"search/s/{self.session_id}.js"
         try:
             listed = orjson.loads(self.memo or b"[]")
@@ -577,4 +596,4 @@ class _LastShard:
         cut = split_shard(self.session_id, data, [length for _, _, length in rows])
         if cut is None:
             return {}
-        return {agent_id: (key, part) for (agent_id, key, _), part in zip(rows, cut) if part is not None}
+        return {agent_id: (key, part) for (agent_id, key, _), part in zip(rows, cut)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -28,13 +28,23 @@ class SearchEntry:
     text: str
 
 
-def entries_of(messages: list[Message], href_of: Callable[[int], str]) -> list[SearchEntry]:
-    """Return the searchable blocks of a transcript in order; `href_of(index)` is the page of message `index`."""
-    calls = {block.tool_use_id: (index, number)
-             for index, message in enumerate(messages) for number, block in enumerate(message.blocks)
-             if block.kind == "tool_use" and block.tool_use_id}
+def tool_calls(messages: list[Message]) -> dict[str, tuple[int, int]]:
+    """Return where each tool call of a transcript is: its message index and block number, by tool use id (a later call of an id wins)."""
+    return {block.tool_use_id: (index, number)
+            for index, message in enumerate(messages) for number, block in enumerate(message.blocks)
+            if block.kind == "tool_use" and block.tool_use_id}
+
+
+def entries_of(messages: list[Message], href_of: Callable[[int], str], indices: Iterable[int] | None = None,
+               calls: dict[str, tuple[int, int]] | None = None) -> list[SearchEntry]:
+    """Return the searchable blocks of a transcript in order; `href_of(index)` is the page of message `index`.
+
+    `indices` limits them to those messages (a page's), `calls` is `tool_calls(messages)` when the caller has it.
+    """
+    calls = tool_calls(messages) if calls is None else calls
     entries = []
-    for index, message in enumerate(messages):
+    for index in range(len(messages)) if indices is None else indices:
+        message = messages[index]
         if message.is_meta or message.role not in ("user", "assistant"):
             continue  # injected context and system lines are not what anyone said
         for number, block in enumerate(message.blocks):
@@ -51,6 +61,17 @@ def entries_of(messages: list[Message], href_of: Callable[[int], str]) -> list[S
                 anchor = f"m{at}-b{call_block}"
             entries.append(SearchEntry(href_of(at), anchor, kind, text))
     return entries
+
+
+def result_targets(messages: list[Message], indices: Iterable[int], calls: dict[str, tuple[int, int]],
+                   page_of: Mapping[int, int]) -> list[tuple[str, int, int, int]]:
+    """Return where the tool results of these messages are searched: their call's message, block and page.
+
+    Besides the messages themselves, this is all their rows read of the transcript (entries_of).
+    """
+    return [(block.tool_use_id, *calls[block.tool_use_id], page_of[calls[block.tool_use_id][0]])
+            for index in indices for block in messages[index].blocks
+            if block.kind == "tool_result" and block.tool_use_id in calls]
 
 
 def _kind(role: str, block_kind: str) -> str | None:
@@ -108,21 +129,21 @@ def shard_pieces(session_id: str, parts: Sequence[bytes | memoryview]) -> list[b
     return [_shard_head(session_id), *pieces, SHARD_TAIL]
 
 
-def split_shard(session_id: str, data: bytes, lengths: list[int]) -> list[memoryview | None] | None:
+def split_shard(session_id: str, data: bytes, lengths: list[int]) -> list[bytes | memoryview] | None:
     """Cut a shard join_shard wrote back into its parts, given their lengths; None when the lengths do not fit it.
 
-    The first part with rows lost its comma in the join: it comes back as None.
+    The first part with rows lost its comma in the join: it comes back with it, as bytes.
     """
     head = _shard_head(session_id)
     nonempty = any(lengths)
     if not data.startswith(head) or not data.endswith(SHARD_TAIL) or len(head) + sum(lengths) - nonempty + len(SHARD_TAIL) != len(data):
         return None
     view = memoryview(data)
-    parts: list[memoryview | None] = []
+    parts: list[bytes | memoryview] = []
     at, first = len(head), True
     for length in lengths:
         if length and first:
-            parts.append(None)
+            parts.append(b"," + view[at : at + length - 1])
             at += length - 1
             first = False
         else:
