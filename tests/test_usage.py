@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from agenthropic_site.cli import main
 from agenthropic_site.config import BuildConfig, check_zone, parse_instant
 from agenthropic_site.model import corpus_usage as usage_module
-from agenthropic_site.model.usage import UsageRequest, block_starts, usage_windows
+from agenthropic_site.model.usage import UsageRequest, Window, block_starts, usage_windows
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.render.formats import short_time
@@ -463,3 +463,24 @@ def test_windows_are_summed_again_when_the_corpus_did_not_only_grow() -> None:
         assert _carry(state, changed, "UTC") is None, name
     assert _carry(state, before, "Europe/Paris") is None
     assert _carry("not json", before, "UTC") is None
+
+
+COUNTS = st.integers(min_value=0, max_value=10**12)
+TOKENS = st.builds(Tokens, COUNTS, COUNTS, COUNTS, COUNTS, COUNTS)
+
+
+@given(st.lists(TOKENS, max_size=30))
+def test_tokens_summed_at_once_equal_tokens_added_one_by_one(many: list[Tokens]) -> None:
+    added = Tokens()
+    for tokens in many:
+        added = added + tokens
+    assert Tokens.sum_of(many) == added
+    assert Tokens.sum_of(iter(many)) == added  # a generator is read once
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**12), min_size=len(CATEGORIES), max_size=len(CATEGORIES)))
+def test_a_windows_totals_are_those_of_its_tokens(counts: list[int]) -> None:
+    window = Window(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 1, 5, tzinfo=UTC), counts=counts)
+    assert window.total_tokens == window.tokens.total
+    assert window.tokens_by_category() == window.tokens.as_dict()
+    assert list(window.tokens_by_category()) == list(CATEGORIES)

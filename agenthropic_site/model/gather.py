@@ -128,7 +128,7 @@ def gather(
         failures=failures,
         unlisted=unlisted,
         # Token counts are facts even where a price is missing: every session's are in the total.
-        tokens=sum((s.tokens for s in sessions.values()), Tokens()),
+        tokens=Tokens.sum_of(s.tokens for s in sessions.values()),
         cost=sum((s.cost for s in priced if s.cost is not None), Decimal(0)),
         lower_bound=bool(unpriced or failures or any(skip.uncounted for skip in skips)),
         cost_by_day=_sum_days(s.cost_by_day for s in priced),
@@ -204,12 +204,16 @@ def _sum_days(day_maps: Any) -> dict[str, Decimal]:
 
 
 def _sum_models(model_maps: Any) -> dict[str, tuple[Tokens, Decimal]]:
-    total: dict[str, tuple[Tokens, Decimal]] = {}
+    # Each model's figures gathered first and added up once: one Tokens per model, not per session.
+    each: dict[str, tuple[list[Tokens], list[Decimal]]] = {}
     for models in model_maps:
         for model, (tokens, cost) in models.items():
-            have_tokens, have_cost = total.get(model, (Tokens(), Decimal(0)))
-            total[model] = (have_tokens + tokens, have_cost + cost)
-    return dict(sorted(total.items()))
+            figures = each.get(model)
+            if figures is None:
+                figures = each[model] = ([], [])
+            figures[0].append(tokens)
+            figures[1].append(cost)
+    return {model: (Tokens.sum_of(tokens), sum(costs, Decimal(0))) for model, (tokens, costs) in sorted(each.items())}
 
 
 def _projects(sessions: dict[str, SessionSummary], failures: list[Failure]) -> list[ProjectView]:
@@ -230,7 +234,7 @@ def _projects(sessions: dict[str, SessionSummary], failures: list[Failure]) -> l
                 # The folder name is a lossy slug of the path (format §1.2): show the records' cwd.
                 display_name=cwds[-1] if cwds else folder,
                 sessions=members,
-                tokens=sum((s.tokens for s in members), Tokens()),
+                tokens=Tokens.sum_of(s.tokens for s in members),
                 cost=sum((s.cost for s in priced if s.cost is not None), Decimal(0)),
                 last_activity=max(ends) if ends else None,
                 lower_bound=len(priced) < len(members) or folder in failed_projects,

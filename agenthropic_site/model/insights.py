@@ -117,15 +117,20 @@ class CacheEfficiency:
 
 def cache_efficiency(items: Iterable[Cached]) -> CacheEfficiency:
     """Sum the cache figures of sessions (one view, or a project's or the corpus's summaries)."""
-    tokens, costs, uncached, writes_5m, writes_1h = Tokens(), [], [], [], []
+    every: list[Tokens] = []
+    costs: list[Decimal] = []
+    uncached: list[Decimal | None] = []
+    writes_5m: list[Decimal] = []
+    writes_1h: list[Decimal] = []
     for item in items:
-        tokens = tokens + item.tokens
+        every.append(item.tokens)
         if item.cost is None:
             continue
         costs.append(item.cost)
         uncached.append(item.uncached_cost)
         writes_5m.append(item.cost_by_category.get("cache_write_5m", ZERO))
         writes_1h.append(item.cost_by_category.get("cache_write_1h", ZERO))
+    tokens = Tokens.sum_of(every)
     if not costs:
         return CacheEfficiency(tokens, None, None, None, None)
     known = [value for value in uncached if value is not None]

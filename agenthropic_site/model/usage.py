@@ -44,6 +44,15 @@ class Window:
         return Tokens(*self.counts)
 
     @property
+    def total_tokens(self) -> int:
+        """Return the window's tokens over all categories (without making a Tokens)."""
+        return sum(self.counts)
+
+    def tokens_by_category(self) -> dict[str, int]:
+        """Return the window's tokens keyed by category name, as `Tokens.as_dict` does."""
+        return dict(zip(TOKEN_CATEGORIES, self.counts))
+
+    @property
     def cost_complete(self) -> bool:
         """Tell whether every request of the window is priced (else the cost leaves some out)."""
         return self.priced == self.requests

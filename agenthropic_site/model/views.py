@@ -529,7 +529,7 @@ def _roll_up(session: SessionView) -> None:
     from agenthropic_site.graph.dag import build_graph, check_graph, critical_path, rollups
 
     # Session totals come from the agents themselves, so a graph problem can never zero them.
-    session.tokens = sum((a.tokens for a in session.agents), Tokens())
+    session.tokens = Tokens.sum_of(a.tokens for a in session.agents)
     session.cost = None if session.excluded_reason else sum((a.cost for a in session.agents), Decimal(0))
     graph = build_graph((a.agent_id for a in session.agents), ((e["parent"], e["child"]) for e in session.edges))
     session.graph_problems = check_graph(graph, session.session_id, session.unlinked_agents)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import field
 from typing import Any
 
@@ -57,6 +58,22 @@ class Tokens:
     def total(self) -> int:
         """Return the sum over all categories."""
         return self.input + self.output + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+    @staticmethod
+    def sum_of(many: Iterable[Tokens]) -> Tokens:
+        """Add up token counts into one Tokens, made once at the end.
+
+        A frozen record with slots costs 0.6 µs to make: summing with `+` made one per addition
+        (a one-append build of 500 sessions made about 5,000 only to add them up).
+        """
+        inputs = outputs = cache_reads = writes_5m = writes_1h = 0
+        for tokens in many:
+            inputs += tokens.input
+            outputs += tokens.output
+            cache_reads += tokens.cache_read
+            writes_5m += tokens.cache_write_5m
+            writes_1h += tokens.cache_write_1h
+        return Tokens(inputs, outputs, cache_reads, writes_5m, writes_1h)
 
     def as_dict(self) -> dict[str, int]:
         """Return the counts keyed by category name."""

@@ -25,7 +25,7 @@ def window_json(window: Window) -> dict[str, Any]:
     return {
         "start": window.start.isoformat(timespec="seconds"),
         "end": window.end.isoformat(timespec="seconds"),
-        "tokens": window.tokens.as_dict(),
+        "tokens": window.tokens_by_category(),
         # null when no request of the window has a price: never a $0 that only means "unknown"
         "cost_usd": usd(window.cost) if window.priced else None,
         "cost_complete": window.cost_complete,
@@ -97,7 +97,7 @@ def usage_section(usage: Usage) -> UsageSection:
 
 def busiest_block(blocks: list[Window]) -> Window | None:
     """Return the block with the most tokens (the figure usage limits count), the earliest of a tie."""
-    return max(blocks, key=lambda block: (block.tokens.total, -block.start.timestamp()), default=None)
+    return max(blocks, key=lambda block: (block.total_tokens, -block.start.timestamp()), default=None)
 
 
 def period_label(kind: str, window: Window) -> str:
@@ -120,18 +120,18 @@ def blocks_chart(blocks: list[Window], busiest: Window | None) -> Markup:
     shown = blocks[-CHART_BLOCKS:]
     slot = (WIDTH - 2 * PAD) / len(shown)
     width = max(min(slot * 0.8, 24.0), 1.0)
-    top = max(block.tokens.total for block in shown) or 1
+    top = max(block.total_tokens for block in shown) or 1
     label = f"tokens per 5-hour block, the last {len(shown)} of {len(blocks)}" if len(shown) < len(blocks) else "tokens per 5-hour block"
     parts = [
         f'<svg class="chart blocks" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">',
         f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>',
     ]
     for index, block in enumerate(shown):
-        height = block.tokens.total / top * (HEIGHT - 2 * PAD)
+        height = block.total_tokens / top * (HEIGHT - 2 * PAD)
         x = PAD + index * slot + (slot - width) / 2
         mark = block is busiest
         cost = (money(block.cost) + ("" if block.cost_complete else " at least")) if block.priced else "cost unknown"
-        title = f"{period_label('blocks', block)}: {block.tokens.total:,} tokens, {cost}, {block.sessions} session(s)" + (" (busiest)" if mark else "")
+        title = f"{period_label('blocks', block)}: {block.total_tokens:,} tokens, {cost}, {block.sessions} session(s)" + (" (busiest)" if mark else "")
         parts.append(
             f'<rect class="bar{" busiest" if mark else ""}" x="{x:.2f}" y="{HEIGHT - PAD - height:.2f}" width="{width:.2f}" '
             f'height="{height:.2f}"><title>{escape(title)}</title></rect>'
