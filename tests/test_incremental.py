@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
 from agenthropic_site.pipeline.build import run_build
+from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_NOW, tree_bytes
 
@@ -205,6 +209,43 @@ def test_an_added_subagent_file_is_seen(demo_corpus: Path, tmp_path: Path) -> No
     assert result.parsed == 1
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert (tmp_path / "live" / "sessions" / SESSION / "agents" / "a0000000000000001.html").is_file()
+
+
+def _usage_rows(cache: Path) -> dict[int, tuple[object, ...]]:
+    """Return the demo session's stored usage rows by seq, each with its SQLite rowid first (a row written again gets a new one)."""
+    with closing(sqlite3.connect(cache / CACHE_FILE)) as conn:
+        return {row[2]: row for row in conn.execute("SELECT rowid, * FROM token_usage WHERE session_id = ?", (SESSION,))}
+
+
+@pytest.mark.parametrize("transcript", ["main", "agent-a441699d70da96ad9.jsonl"])
+def test_a_new_request_writes_its_usage_row_and_leaves_every_other_as_it_was(demo_corpus: Path, tmp_path: Path, transcript: str) -> None:
+    """An append to any transcript of a session writes the new request's row alone: the other rows keep their keys and rowids."""
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    before = _usage_rows(tmp_path / "cache")
+    path = main_file(demo_corpus) if transcript == "main" else main_file_folder(demo_corpus) / "subagents" / transcript
+    replies = [line for line in path.read_bytes().splitlines(keepends=True) if b'"msg_' in line and b'"usage"' in line]
+    with path.open("ab") as handle:
+        handle.write(replies[-1].replace(b'"msg_', b'"msg_again_', 1).replace(b'"requestId":"req_', b'"requestId":"req_again_', 1))
+    assert run_build(settings).parsed == 1
+    after = _usage_rows(tmp_path / "cache")
+    assert len(before) > 10 and len(after) == len(before) + 1
+    assert {seq: row for seq, row in after.items() if seq in before} == before  # the same rows, never deleted and inserted again
+    (new,) = [row for seq, row in after.items() if seq not in before]
+    assert new[4] == json.loads(replies[-1])["message"]["id"].replace("msg_", "msg_again_", 1)
+    # The seal made as the rows were written is the digest of the rows as stored.
+    with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn:
+        stored = conn.execute("SELECT session_id, * FROM token_usage WHERE session_id = ? ORDER BY seq", (SESSION,)).fetchall()
+        (sealed,) = conn.execute("SELECT digest FROM row_sums WHERE session_id = ? AND tbl = 'token_usage'", (SESSION,)).fetchone()
+    assert sealed == rows_digest(stored)
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
+def test_the_usage_columns_are_the_tables_in_its_order(tmp_path: Path) -> None:
+    """The ingest compares its rows with `SELECT *` and inserts them without naming columns: both follow the table."""
+    Cache(tmp_path / "cache").close()
+    with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn:
+        assert tuple(column[1] for column in conn.execute("PRAGMA table_info(token_usage)")) == USAGE_COLUMNS
 
 
 def test_a_theme_change_rerenders_without_reparsing(tmp_path: Path) -> None:

@@ -38,6 +38,12 @@ SESSION_COLUMNS = (
 # cold build would. Status precedence (design: status lifecycle) is applied between the parse and
 # the hook events, which are replayed onto these rows after every re-read (Cache.apply_event).
 AGENT_INSERT = "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+# A usage row's columns in the table's order (schema.py), as `SELECT *` gives them and the row digests read them.
+USAGE_COLUMNS = (
+    "session_id", "seq", "agent_id", "message_id", "request_id", "model", "input", "output", "cache_read", "cache_write_5m", "cache_write_1h",
+    "family", "cost", "cost_input", "cost_output", "cost_cache_read", "cost_cache_write_5m", "cost_cache_write_1h", "price_problem",
+    "segment", "at", "speed", "file", "line", "under_reported", "origin_session",
+)
 QUARANTINE_AFTER = 3
 MAX_QUARANTINE_BUILDS = 32
 LOCK_FILE = "build.lock"
@@ -306,6 +312,8 @@ class Cache:
         # any row changed, it holds (an append asks three times in a row after writing its session:
         # 10 ms each for a 60 MB session).
         self._linked: tuple[tuple[int, int], str, list[tuple[str | None, str | None, str, str | None]]] | None = None
+        # The usage rows of the one session last checked, with the mark of the cache's contents they were read at (_stored_usage).
+        self._usage_read: tuple[tuple[int, int], str, list[tuple[Any, ...]]] | None = None
 
     @classmethod
     def discard(cls, folder: Path, wait: bool = True) -> None:
@@ -462,13 +470,18 @@ class Cache:
             if len(session_ids) == 1:
                 return {session_ids[0]: UNDECODABLE}
             return {sid: digest for one in session_ids for sid, digest in self._digests(table, [one]).items()}
+        if table == "token_usage" and len(session_ids) == 1:
+            # The session about to be written has just been checked (`neighbours`): `_write_usage` compares with these.
+            self._usage_read = (self._changes(), session_ids[0], rows)
         return {sid: rows_digest(list(group)) for sid, group in itertools.groupby(rows, key=lambda row: row[0])}
 
-    def _seal(self, session_id: str, tables: tuple[str, ...] = ()) -> None:
-        """Record the digest of a session's rows (in the caller's transaction, after writing them)."""
+    def _seal(self, session_id: str, tables: tuple[str, ...] = (), known: dict[str, str] | None = None) -> None:
+        """Record the digest of a session's rows (in the caller's transaction, after writing them); `known`: digests made as they were written."""
+        known = known or {}
         self.conn.executemany(
             "INSERT OR REPLACE INTO row_sums VALUES (?, ?, ?)",
-            [(session_id, table, self._digests(table, [session_id]).get(session_id, EMPTY_DIGEST)) for table in tables or SEALED_TABLES],
+            [(session_id, table, known[table] if table in known else self._digests(table, [session_id]).get(session_id, EMPTY_DIGEST))
+             for table in tables or SEALED_TABLES],
         )
         self._checked([(session_id, table) for table in tables or SEALED_TABLES])
 
@@ -655,7 +668,9 @@ class Cache:
         bodies and the session's new checkpoints are kept.
         """
         with self.transaction() as conn:
-            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts", "scan_checkpoints"))
+            # Taken first: the rows read to check them just before are still the stored ones only until something is written.
+            stored_usage = self._stored_usage(parsed.session_id)
+            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts", "scan_checkpoints", "token_usage"))
             details = {
                 "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
                 "line_errors": [[e.file, e.line, e.code, e.message] for e in parsed.line_errors],
@@ -676,16 +691,17 @@ class Cache:
                     _dumps(details),
                 ),
             )
-            shapes = self._insert_detail(parsed, priced, used or {})
+            usage_digest = self._write_usage(parsed.session_id, _usage_rows(parsed, priced), stored_usage)  # after its session row
+            shapes = self._insert_detail(parsed, used or {})
             self._insert_checkpoints(parsed, shapes, scanned or {}, used or {})
             identity = (parsed.session_id, files.fingerprint, files.shape)
             conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?, ?, ?)", (*identity, _sum(*identity)))
             self._insert_parsed_files(parsed.session_id, files.read)
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
-            self._seal(parsed.session_id)
+            self._seal(parsed.session_id, known={"token_usage": usage_digest})
 
-    def _insert_detail(self, parsed: ParsedSession, priced: Priced, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
-        """Write a session's agents, edges, priced usage, compactions and changed transcripts; return the shape of each body written or kept."""
+    def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
+        """Write a session's agents, edges, compactions and changed transcripts; return the shape of each body written or kept."""
         conn, sid = self.conn, parsed.session_id
         conn.executemany(
             AGENT_INSERT,
@@ -699,21 +715,6 @@ class Cache:
         conn.executemany(
             "INSERT INTO orchestration_edges(session_id, parent, child, source, tool_use_id) VALUES (?,?,?,?,?)",
             [(sid, e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges],
-        )
-        # Each row with its price in one insert (not an insert, then an update by seq).
-        costs = {seq: _price_columns(family, parts, problem) for seq, family, parts, problem in priced}
-        unpriced = (None,) * 8
-        conn.executemany(
-            "INSERT INTO token_usage(session_id, seq, agent_id, message_id, request_id, model, input, output, cache_read, "
-            "cache_write_5m, cache_write_1h, segment, at, speed, file, line, under_reported, origin_session, "
-            "family, cost, cost_input, cost_output, cost_cache_read, cost_cache_write_5m, cost_cache_write_1h, price_problem) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
-                 r.tokens.cache_write_5m, r.tokens.cache_write_1h, r.segment, r.timestamp, r.speed, r.file, r.line,
-                 int(r.under_reported), r.origin_session, *costs.get(seq, unpriced))
-                for seq, r in enumerate(parsed.usage)
-            ],
         )
         conn.executemany(
             "INSERT INTO compactions VALUES (?,?,?,?,?,?,?,?,?)",
@@ -751,6 +752,59 @@ class Cache:
                 self._put_body(sid, agent_id, body, body_sum, unchanged_pieces if agent_id in stored else 0)
             del body  # one body alive at a time
         return shapes
+
+    def _write_usage(self, sid: str, rows: list[tuple[Any, ...]], stored: list[tuple[Any, ...]] | None) -> str:
+        """Make a session's stored usage rows (`stored`, from `_stored_usage`) these, writing only the rows that differ; return their digest.
+
+        A row's seq is its file's place and its own among that file's requests (parse/usage.py
+        usage_key), so an append to a transcript leaves every stored row as it was but the new ones:
+        the 60 MB session's 9,455 rows were deleted and inserted again at every append (0.13 s).
+        A stored row equal to the one to write holds what writing it would store (every column's
+        affinity maps equal Python values to one stored value); one damaged, or unreadable, is written.
+        The digest (`_seal`'s) is made of the rows kept as read and the rows written as read back.
+        """
+        conn = self.conn
+        if stored is None:  # a damaged byte in a text: every row is written again
+            conn.execute("DELETE FROM token_usage WHERE session_id = ?", (sid,))
+            stored = []
+        by_seq = {row[2]: row for row in stored}  # each as _digests reads it: (session_id, *USAGE_COLUMNS)
+        kept: list[tuple[Any, ...]] = []
+        changed: list[tuple[Any, ...]] = []
+        for row in rows:
+            was = by_seq.pop(row[1], None)
+            if was is not None and was[1:] == row:
+                kept.append(was)
+            else:
+                changed.append(row)
+        conn.executemany("DELETE FROM token_usage WHERE session_id = ? AND seq = ?", [(sid, seq) for seq in sorted(by_seq)])
+        conn.executemany(f"INSERT OR REPLACE INTO token_usage VALUES ({', '.join('?' * len(USAGE_COLUMNS))})", changed)
+        if changed:
+            kept += conn.execute(
+                "SELECT session_id, * FROM token_usage WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?))",
+                (sid, orjson.dumps([row[1] for row in changed]).decode()),
+            ).fetchall()
+            kept.sort(key=lambda row: row[2])
+        return rows_digest(kept) if kept else EMPTY_DIGEST
+
+    def _stored_usage(self, sid: str) -> list[tuple[Any, ...]] | None:
+        """Return a session's stored usage rows as `_digests` reads them, in seq order; None when a text no longer decodes.
+
+        The rows its last check read are taken when nothing was written to the cache since (by this
+        connection or any other): an append reads the 60 MB session's 9,455 rows once, not three times.
+        """
+        read, self._usage_read = self._usage_read, None  # taken once: its memory is the caller's now
+        if read is not None and read[:2] == (self._changes(), sid):
+            return read[2]
+        try:
+            return self.conn.execute("SELECT session_id, * FROM token_usage WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise
+            return None
+
+    def _changes(self) -> tuple[int, int]:
+        """Return a mark of the cache file's contents: it differs after any write, by this connection or another."""
+        return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     def _put_body(self, sid: str, agent_id: str, body: bytes, body_sum: str, unchanged_pieces: int) -> None:
         """Store a transcript's body with its checksum, writing its pieces after the first `unchanged_pieces` (those hold its bytes already)."""
@@ -878,7 +932,7 @@ class Cache:
         if not session_ids:
             return []
         seeds = orjson.dumps(sorted(session_ids)).decode()
-        changes = (self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        changes = self._changes()
         if self._linked is not None and self._linked[:2] == (changes, seeds):
             return list(self._linked[2])
         linked = self._linked_rows(seeds, session_ids)
@@ -1321,6 +1375,19 @@ class Cache:
             "DELETE FROM svg_cache WHERE digest NOT IN "
             "(SELECT CAST(sizes AS TEXT) FROM layouts INDEXED BY sqlite_autoindex_layouts_1 WHERE agent_id = ?)", (key,),
         )
+
+
+def _usage_rows(parsed: ParsedSession, priced: Priced) -> list[tuple[Any, ...]]:
+    """Return a session's usage rows as stored (USAGE_COLUMNS), each with its price (not an insert, then an update by seq)."""
+    costs = {seq: _price_columns(family, parts, problem) for seq, family, parts, problem in priced}
+    unpriced = (None,) * 8
+    sid = parsed.session_id
+    return [
+        (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
+         r.tokens.cache_write_5m, r.tokens.cache_write_1h, *costs.get(seq, unpriced), r.segment, r.timestamp, r.speed, r.file, r.line,
+         int(r.under_reported), r.origin_session)
+        for seq, r in zip(parsed.usage_keys, parsed.usage, strict=True)
+    ]
 
 
 def _price_columns(family: str | None, parts: tuple[Decimal, ...] | None, problem: str | None) -> tuple[str | None, ...]:

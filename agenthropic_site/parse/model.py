@@ -266,6 +266,9 @@ class ParsedSession:
     edges: list[Edge] = field(default_factory=list)
     unlinked_agents: list[str] = field(default_factory=list)
     usage: list[UsageRow] = field(default_factory=list)
+    # Each usage row's key (parse/usage.py usage_key): ordered as `usage`, and kept by an append,
+    # so that the cache rewrites only the rows that changed (its `seq`).
+    usage_keys: list[int] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     warnings: list[Warning] = field(default_factory=list)
     line_errors: list[LineError] = field(default_factory=list)

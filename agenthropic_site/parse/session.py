@@ -158,7 +158,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
             session.warnings.append(Warning("unlinked_agent", f"no evidence names the spawner of {agent_id}", agent_id))
 
     ranked = [(2 if kinds[fact.agent_id] in REPLAYING_KINDS else 0 if fact.agent_id == main_id else 1, dedupe_file(fact.candidates)) for fact in facts]
-    session.usage, _replayed = dedupe_session(ranked)
+    session.usage, session.usage_keys, _replayed = dedupe_session(ranked)
     # Placeholder output counts fire on most 2.1.38-2.1.114 sessions: a quiet count and an
     # estimate, never a warning per session (issue 13), never mixed into exact totals.
     session.under_reported = under_reported_summary(session.usage)

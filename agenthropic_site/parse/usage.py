@@ -177,12 +177,14 @@ def _row(candidate: Candidate, siblings: list[Candidate]) -> UsageRow:
     )
 
 
-def dedupe_session(rows_by_file: list[tuple[int, list[UsageRow]]]) -> tuple[list[UsageRow], int]:
+def dedupe_session(rows_by_file: list[tuple[int, list[UsageRow]]]) -> tuple[list[UsageRow], list[int], int]:
     """Count each message.id once across a session's files, preferring the lowest-rank file.
 
     Compaction and side-question files replay parent messages with the same message.id and a
     new requestId (format §3.4); rank 0 is the main transcript, 1 ordinary agents, 2 replayers.
-    Returns the kept rows in file order and how many replayed copies were dropped.
+    Returns the kept rows in file order, each row's key and how many replayed copies were dropped.
+    A row's key is its file's place in the list and its own place among that file's requests
+    (`usage_key`): in file order too, and left as it was by a line appended to any file.
     """
     owner: dict[str, tuple[int, int]] = {}
     for position, (rank, rows) in enumerate(rows_by_file):
@@ -193,14 +195,21 @@ def dedupe_session(rows_by_file: list[tuple[int, list[UsageRow]]]) -> tuple[list
             if best is None or (rank, position) < best:
                 owner[row.message_id] = (rank, position)
     kept: list[UsageRow] = []
+    keys: list[int] = []
     dropped = 0
     for position, (rank, rows) in enumerate(rows_by_file):
-        for row in rows:
+        for index, row in enumerate(rows):
             if row.message_id is not None and owner[row.message_id] != (rank, position):
                 dropped += 1
                 continue
             kept.append(row)
-    return kept, dropped
+            keys.append(usage_key(position, index))
+    return kept, keys, dropped
+
+
+def usage_key(file_position: int, index: int) -> int:
+    """Return the key of a file's `index`-th request: ordered by file, then by request, as one integer (SQLite's 64 bits hold it)."""
+    return file_position << 32 | index
 
 
 def under_reported_summary(rows: list[UsageRow]) -> dict[str, Any]:

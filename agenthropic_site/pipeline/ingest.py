@@ -82,7 +82,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         if skipped:
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
-        rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in enumerate(parsed.usage)]
+        rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in zip(parsed.usage_keys, parsed.usage, strict=True)]
         cache.write_session(parsed, _identity(files, fingerprint, outcome.digests), price_rows(rows, prices), outcome.scanned, outcome.used)
         result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
