@@ -10,9 +10,11 @@ import random
 import re
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from agenthropic_site.cache import Cache, store
@@ -230,6 +232,7 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         run_build(config(cold / "corpus", cold / "site", cold / "cache"))
         assert tree_bytes(out) == tree_bytes(cold / "site"), what
         assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
+        assert_digests_are_of_the_stored_rows(cache)  # spliced (a reply going on replaces the last) as written whole
 
 
 def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(demo_corpus: Path, tmp_path: Path,
@@ -243,9 +246,9 @@ def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(dem
     written: list[tuple[str, int, int]] = []
     put_body = store.Cache._put_body
 
-    def counted(self: Cache, session_id: str, agent_id: str, body: bytes, body_sum: str, unchanged_pieces: int) -> None:
+    def counted(self: Cache, session_id: str, agent_id: str, body: bytes, digests: bytes, body_sum: str, unchanged_pieces: int) -> None:
         written.append((agent_id, unchanged_pieces, len(body)))
-        put_body(self, session_id, agent_id, body, body_sum, unchanged_pieces)
+        put_body(self, session_id, agent_id, body, digests, body_sum, unchanged_pieces)
 
     monkeypatch.setattr(store.Cache, "_put_body", counted)
     ask_again(demo_corpus, "pieces-late", "and one more")
@@ -256,6 +259,17 @@ def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(dem
     assert agent_id == sid and unchanged == (len(before) - 1) // 100 and size == len(after) > len(before)
     assert after[: unchanged * 100] == before[: unchanged * 100]
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+    assert_digests_are_of_the_stored_rows(cache)
+
+
+def assert_digests_are_of_the_stored_rows(cache: Path) -> None:
+    """Check that each stored transcript's message digests, spliced or written whole, are those of its stored rows, in order."""
+    bodies = stored_bodies(cache)
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        digests = {(sid, agent_id): bytes(value) for sid, agent_id, value in conn.execute("SELECT session_id, agent_id, digests FROM transcripts")}
+    assert digests.keys() == bodies.keys() and len(digests) > 5
+    for key, body in bodies.items():
+        assert digests[key] == b"".join(store.message_digest(orjson.dumps(row)) for row in orjson.loads(body)), key
 
 
 def test_a_copied_corpus_keeps_its_checkpoints_and_the_next_append_opens_one_file(demo_corpus: Path, tmp_path: Path,

@@ -109,7 +109,7 @@ def a_stored_title(cache: Path, column: str) -> tuple[str, bytes, str]:
     raise AssertionError("no session with a plain title")
 
 
-DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "graph", "token-count", "agent", "blob"]
+DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "message-digest", "graph", "token-count", "agent", "blob"]
 
 
 class Built(NamedTuple):
@@ -155,6 +155,14 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
         else:  # a row cut short: it no longer decodes
             change(cache, "UPDATE transcript_pieces SET bytes = substr(bytes, 1, length(bytes) - 9) WHERE session_id = ?1 AND agent_id = ?2 "
                    "AND piece = (SELECT max(piece) FROM transcript_pieces WHERE session_id = ?1 AND agent_id = ?2)", (sid, agent))
+        (out / "sessions" / sid / "agents" / f"{agent}.html").unlink()
+    elif damage == "message-digest":  # one bit of a stored message's digest: the page would key its HTML by a wrong one
+        sid, agent, _, _ = a_stored_transcript_text(cache)
+        ((digests,),) = rows(cache, "SELECT digests FROM transcripts WHERE session_id = ? AND agent_id = ?", (sid, agent))
+        assert isinstance(digests, bytes) and len(digests) > 16
+        flipped = bytearray(digests)
+        flipped[len(flipped) // 2] ^= 1
+        change(cache, "UPDATE transcripts SET digests = ? WHERE session_id = ? AND agent_id = ?", (bytes(flipped), sid, agent))
         (out / "sessions" / sid / "agents" / f"{agent}.html").unlink()
     elif damage == "graph":
         ((digest, svg),) = rows(cache, "SELECT digest, svg FROM svg_cache ORDER BY length(svg) DESC LIMIT 1")
@@ -215,6 +223,7 @@ EXPECTED = {
     "summary": "the stored summary of session",
     "transcript": "the stored transcript of an agent of session",
     "truncated-transcript": "the stored transcript of an agent of session",
+    "message-digest": "the stored transcript of an agent of session",
     "graph": "a stored graph",
     "token-count": "the stored rows of session",
     "agent": "the stored rows of session",

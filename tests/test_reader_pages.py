@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
@@ -159,11 +160,11 @@ def test_a_message_renders_the_same_from_its_narrowed_context(tmp_path: Path, mo
     checked = [0]
     real_lay_out = pages.lay_out
 
-    def checking(messages: list[Message], context: TranscriptContext, known: dict[bytes, int] | None = None) -> reader.Layout:
+    def checking(messages: list[Message], context: TranscriptContext, known: dict[bytes, int] | None = None, stored: bytes | None = None) -> reader.Layout:
         for index, message in enumerate(messages):
             assert render_message(message, index, reader.narrowed(context, message, index)) == render_message(message, index, context)
             checked[0] += 1
-        return real_lay_out(messages, context, known)
+        return real_lay_out(messages, context, known, stored)
 
     monkeypatch.setattr(pages, "lay_out", checking)
     corpus = tmp_path / "corpus"
@@ -252,3 +253,25 @@ def test_a_shard_not_as_published_is_made_again_whole(demo_corpus: Path, tmp_pat
     run_build(config(demo_corpus, out, tmp_path / "cache"))
     assert not shard.is_symlink()
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+@pytest.mark.parametrize("redact", [False, True])
+def test_a_message_is_keyed_by_its_stored_digest_unless_masked(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                redact: bool) -> None:
+    """Messages read from the cache are keyed by their stored rows' digests, never serialised again; masked ones (--redact) by their text."""
+    serialised: list[bool] = []
+    real_plain_json = reader.plain_json
+
+    def watching(value: object) -> bytes:
+        serialised.append(isinstance(value, tuple) and isinstance(value[0], Message))
+        return real_plain_json(value)
+
+    monkeypatch.setattr(reader, "plain_json", watching)
+    settings = dataclasses.replace(config(demo_corpus, tmp_path / "site", tmp_path / "cache"), redact=redact)
+    run_build(settings)
+    assert len(serialised) > 100 and all(serialised) if redact else not any(serialised)
+    with main_file(demo_corpus).open("ab") as handle:
+        handle.write(main_file(demo_corpus).read_bytes().splitlines(keepends=True)[-1].replace(b'"msg_', b'"msg_again_', 1))
+    serialised.clear()
+    assert run_build(settings).parsed == 1
+    assert len(serialised) > 10 and all(serialised) if redact else serialised and not any(serialised)

@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 21  # 21: row digests by orjson (store.rows_digest), not repr
+SCHEMA_VERSION = 22  # 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 
@@ -114,7 +114,11 @@ CREATE TABLE compactions (
 CREATE TABLE transcripts (
     session_id TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
     agent_id TEXT NOT NULL,
+    -- Over the body and the digests: a damaged byte in either is found when the transcript is read.
     body_sum TEXT NOT NULL,
+    -- Each message's digest (16 bytes, in order; store.message_digest): the pages key a message's
+    -- HTML by it, so an append does not serialise and hash every stored message again.
+    digests BLOB NOT NULL,
     PRIMARY KEY (session_id, agent_id)
 );
 -- A transcript's body (the JSON list of its message rows) in pieces of BODY_PIECE bytes, in order:

@@ -60,6 +60,7 @@ SEALED_TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     "transcripts": (("agent_id", "body_sum"), "agent_id"),
 }
 BODY_PIECE = 1 << 20  # bytes of a stored transcript body a row holds (schema.py `transcript_pieces`)
+MESSAGE_DIGEST_BYTES = 16  # of each stored message's digest (`message_digest`)
 EMPTY_DIGEST = "no rows"
 UNDECODABLE = "a text that is not UTF-8"  # never a digest: the rows are damaged
 FAILURE_COLUMNS = "session_id, project, fingerprint, reason, consecutive, retry_at_build"
@@ -736,20 +737,23 @@ class Cache:
         for agent_id, messages in sorted(parsed.transcripts.items()):
             if agent_id in shapes:
                 continue
-            rows = [message_row(message) for message in messages]
-            last_len = len(orjson.dumps(rows[-1])) if rows else 0
-            body = orjson.dumps(rows)
+            # Each row's JSON apart, joined as orjson writes the list (`[a,b]`): each message's digest is of its own bytes.
+            rows = [orjson.dumps(message_row(message)) for message in messages]
+            last_len = len(rows[-1]) if rows else 0
+            digests = b"".join([message_digest(row) for row in rows])
+            body = b"[" + b",".join(rows) + b"]"
             del rows
             many = len(messages) >= 2
             unchanged_pieces = 0
             if agent_id in parsed.tails:
                 keep = used[agent_id].body_last if parsed.tails[agent_id] else used[agent_id].body_len - 1
-                body, many = self._spliced(sid, agent_id, used[agent_id], keep, body), many or keep > 1
+                body, digests = self._spliced(sid, agent_id, used[agent_id], keep, body, digests, replaced=parsed.tails[agent_id])
+                many = many or keep > 1
                 unchanged_pieces = keep // BODY_PIECE  # the stored body's first `keep` bytes stand
-            body_sum = _sum(sid, agent_id, body)
+            body_sum = _sum(sid, agent_id, body, digests)
             shapes[agent_id] = BodyShape(body_sum, len(body), last_start(len(body), last_len, many))
             if stored.get(agent_id) != body_sum:
-                self._put_body(sid, agent_id, body, body_sum, unchanged_pieces if agent_id in stored else 0)
+                self._put_body(sid, agent_id, body, digests, body_sum, unchanged_pieces if agent_id in stored else 0)
             del body  # one body alive at a time
         return shapes
 
@@ -806,11 +810,11 @@ class Cache:
         """Return a mark of the cache file's contents: it differs after any write, by this connection or another."""
         return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
 
-    def _put_body(self, sid: str, agent_id: str, body: bytes, body_sum: str, unchanged_pieces: int) -> None:
-        """Store a transcript's body with its checksum, writing its pieces after the first `unchanged_pieces` (those hold its bytes already)."""
+    def _put_body(self, sid: str, agent_id: str, body: bytes, digests: bytes, body_sum: str, unchanged_pieces: int) -> None:
+        """Store a transcript's body, its messages' digests and their checksum; its pieces from `unchanged_pieces` on (the first hold its bytes)."""
         conn = self.conn
-        conn.execute("INSERT INTO transcripts VALUES (?, ?, ?) ON CONFLICT(session_id, agent_id) DO UPDATE SET body_sum = excluded.body_sum",
-                     (sid, agent_id, body_sum))
+        conn.execute("INSERT INTO transcripts VALUES (?, ?, ?, ?) ON CONFLICT(session_id, agent_id) DO UPDATE SET "
+                     "body_sum = excluded.body_sum, digests = excluded.digests", (sid, agent_id, body_sum, digests))
         conn.execute("DELETE FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece >= ?", (sid, agent_id, unchanged_pieces))
         view = memoryview(body)
         conn.executemany("INSERT INTO transcript_pieces VALUES (?, ?, ?, ?)", (
@@ -827,12 +831,22 @@ class Cache:
             body += piece
         return body
 
-    def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes) -> bytes:
-        """Return the stored body of a transcript scanned from a checkpoint, its first `keep` bytes followed by the scan's messages."""
-        body = self._stored_body(sid, agent_id)
-        if _sum(sid, agent_id, body) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
+    def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes, tail_digests: bytes,
+                 replaced: bool) -> tuple[bytes, bytes]:
+        """Return the stored body of a transcript scanned from a checkpoint, its first `keep` bytes followed by the scan's messages, and their digests.
+
+        `replaced`: the scan's first message replaces the last stored one (the bytes kept end before it).
+        """
+        body, digests = self._stored_body(sid, agent_id), self._stored_digests(sid, agent_id)
+        if _sum(sid, agent_id, body, digests) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
             raise CacheDamaged(f"the stored transcript of an agent of session {sid}", (("session", sid),))
-        return spliced(body, keep, tail)
+        kept = len(digests) - (MESSAGE_DIGEST_BYTES if replaced and digests else 0)
+        return spliced(body, keep, tail), digests[:kept] + tail_digests
+
+    def _stored_digests(self, sid: str, agent_id: str) -> bytes:
+        """Return the digests of a transcript's stored messages, in order (empty when it has none stored)."""
+        row = self.conn.execute("SELECT digests FROM transcripts WHERE session_id = ? AND agent_id = ?", (sid, agent_id)).fetchone()
+        return bytes(row[0]) if row is not None and isinstance(row[0], bytes) else b""
 
     def _insert_checkpoints(self, parsed: ParsedSession, shapes: dict[str, BodyShape], scanned: dict[str, FileScanned],
                             used: dict[str, ScanCheckpoint]) -> None:
@@ -1318,14 +1332,19 @@ class Cache:
 
     def transcript(self, session_id: str, agent_id: str) -> list[Message]:
         """Load one agent's displayable transcript (CacheDamaged when it is not as written: its session is read again)."""
-        row = self.conn.execute("SELECT body_sum FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)).fetchone()
+        return self.keyed_transcript(session_id, agent_id)[0]
+
+    def keyed_transcript(self, session_id: str, agent_id: str) -> tuple[list[Message], bytes]:
+        """Load one agent's displayable transcript with each message's digest (MESSAGE_DIGEST_BYTES each, in order), checked as `transcript`."""
+        row = self.conn.execute("SELECT body_sum, digests FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)).fetchone()
         if row is None:
             self.verify_sessions([session_id], ("transcripts",))  # sound only if the session has none for this agent
-            return []
-        body = self._stored_body(session_id, agent_id)
-        if row[0] != _sum(session_id, agent_id, body):
+            return [], b""
+        body, digests = self._stored_body(session_id, agent_id), row[1]
+        messages = _decode_messages(body) if isinstance(digests, bytes) and row[0] == _sum(session_id, agent_id, body, digests) else None
+        if messages is None or len(digests) != MESSAGE_DIGEST_BYTES * len(messages):
             raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
-        return _decode_messages(body)
+        return messages, digests
 
     def transcript_digests(self, session_id: str) -> dict[str, str]:
         """Return the checksum of each agent's stored transcript: it changes whenever the transcript does."""
@@ -1393,6 +1412,11 @@ def _usage_rows(parsed: ParsedSession, priced: Priced) -> list[tuple[Any, ...]]:
 def _price_columns(family: str | None, parts: tuple[Decimal, ...] | None, problem: str | None) -> tuple[str | None, ...]:
     """Return a usage row's family, cost, cost by category and price problem as stored (costs as exact decimal text)."""
     return (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem)
+
+
+def message_digest(row: bytes) -> bytes:
+    """Return the digest of one stored message row's JSON: the same bytes, the same message (render/reader.py keys its HTML by it)."""
+    return hashlib.blake2b(row, digest_size=MESSAGE_DIGEST_BYTES).digest()
 
 
 def _decode_messages(body: bytes | bytearray) -> list[Message]:

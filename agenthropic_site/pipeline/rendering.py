@@ -41,9 +41,9 @@ class CacheSource:
         """Return a session's stored view."""
         return load_view(self.cache, session_id, self.prices, store=self.keep_views)
 
-    def transcript(self, session_id: str, agent_id: str) -> list[Message]:
-        """Return one agent's displayable transcript."""
-        return self.cache.transcript(session_id, agent_id)
+    def transcript(self, session_id: str, agent_id: str) -> tuple[list[Message], bytes]:
+        """Return one agent's displayable transcript, with its messages' stored digests."""
+        return self.cache.keyed_transcript(session_id, agent_id)
 
     def transcript_digests(self, session_id: str) -> dict[str, str]:
         """Return a digest of each agent's stored transcript."""

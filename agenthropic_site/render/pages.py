@@ -234,12 +234,16 @@ class Renderer:
         self.redactions[sid] = [key, masks.counts]
         return masks
 
-    def transcript(self, sid: str, agent_id: str, masks: Redactor | None) -> list[Message]:
-        """Load one agent's transcript, masked with --redact (its masks counted by `masks` when given)."""
-        messages = self.source.transcript(sid, agent_id)
-        if self.redactor is not None:
-            (masks or _redactor()).messages(messages)
-        return messages
+    def transcript(self, sid: str, agent_id: str, masks: Redactor | None) -> tuple[list[Message], bytes | None]:
+        """Load one agent's transcript, masked with --redact (its masks counted by `masks` when given), with its messages' stored digests.
+
+        The digests stand for the messages as stored, so there are none for masked messages: those are keyed by their contents.
+        """
+        messages, digests = self.source.transcript(sid, agent_id)
+        if self.redactor is None:
+            return messages, digests
+        (masks or _redactor()).messages(messages)
+        return messages, None
 
     def page_changed(self, summary: SessionSummary) -> bool:
         """Tell whether a session's page has other inputs than last build (it will be rendered)."""
@@ -367,12 +371,12 @@ class Renderer:
         lookups = SessionLookups.of(session)
         agents = lookups.agents
         requests = self.source.requests(sid)
-        messages = self.transcript(sid, sid, masks)
+        messages, message_digests = self.transcript(sid, sid, masks)
         own = requests.get(sid, {})
         turns = turns_of(messages, own, lookups.spawned, agents, session.excluded_reason is not None)
         context = self._context(lookups, own, "../", turns, messages, lambda agent_id: f"../agents/{agent_id}.html")
         known = self.source.layout_sizes(sid)
-        layout = self._lay_out(sid, sid, messages, context, known)
+        layout = self._lay_out(sid, sid, messages, message_digests, context, known)
         self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
         last_parts = _LastShard(self, sid, known.get(SEARCH_PARTS))
         parts = _paged_parts(sid, messages, layout, lambda page: f"sessions/{sid}/transcript/{page}.html", last_parts)
@@ -441,16 +445,18 @@ class Renderer:
         rel = f"sessions/{sid}/agents/{aid}.html"
         if was_inline and self.previous.get(rel) == digest and self._keep(rel):
             kept = last_shard.part(aid, digest) if masks is None else None
-            return kept if kept is not None else shard_part(entries_of(self.transcript(sid, aid, masks), lambda index: rel))
+            return kept if kept is not None else shard_part(entries_of(self.transcript(sid, aid, masks)[0], lambda index: rel))
         log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
-        messages = self.transcript(sid, aid, masks)
+        messages, stored = self.transcript(sid, aid, masks)
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
-            inline = self._lay_out(sid, aid, messages, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"), known)
+            inline = self._lay_out(sid, aid, messages, stored, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"),
+                                   known)
             if len(inline.pages) == 1:
                 self._agent_page(rel, digest, session, lookups, project, agent, inline, paged=False)
                 return shard_part(entries_of(messages, lambda index: rel))
-        layout = self._lay_out(sid, aid, messages, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"), known)
+        layout = self._lay_out(sid, aid, messages, stored, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"),
+                               known)
         self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
         self._agent_page(rel, digest, session, lookups, project, agent, layout, paged=True)
         return shard_part(entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html"))
@@ -487,9 +493,10 @@ class Renderer:
             if not self.fresh(rel, repr(sorted(page.items())), layout.page_key(number).hex()):
                 self.page(rel, "transcript.html", body=Markup(layout.body(number)), **page)
 
-    def _lay_out(self, sid: str, agent_id: str, messages: list[Message], context: TranscriptContext, known: dict[str, bytes]) -> Layout:
-        """Lay out a transcript, measuring only messages the last layout of it did not; keep this layout's sizes for the next build."""
-        layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")))
+    def _lay_out(self, sid: str, agent_id: str, messages: list[Message], stored: bytes | None, context: TranscriptContext,
+                 known: dict[str, bytes]) -> Layout:
+        """Lay out a transcript (`stored`: its messages' stored digests), measuring only messages the last layout did not; keep its sizes for the next build."""
+        layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")), stored)
         packed = layout.packed()
         if packed != known.get(agent_id):
             self.layouts[(sid, agent_id)] = packed

@@ -25,8 +25,8 @@ class SiteSource(Protocol):
         """Return a session's whole view, as stored (statuses before the watchdog)."""
         ...
 
-    def transcript(self, session_id: str, agent_id: str) -> list[Message]:
-        """Return one agent's displayable transcript."""
+    def transcript(self, session_id: str, agent_id: str) -> tuple[list[Message], bytes]:
+        """Return one agent's displayable transcript, with the digest of each message as stored (16 bytes each, in order)."""
         ...
 
     def transcript_digests(self, session_id: str) -> dict[str, str]:
