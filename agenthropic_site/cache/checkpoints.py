@@ -63,7 +63,7 @@ def last_start(body_len: int, last_len: int, count_at_least_two: bool) -> int:
     return body_len - 1 - last_len - (1 if count_at_least_two else 0)
 
 
-def spliced(body: bytes | bytearray, keep: int, messages_json: bytes) -> bytes:
+def spliced(body: bytes | bytearray, keep: int, messages_json: bytes | bytearray) -> bytes:
     """Return `body` with everything after its first `keep` bytes (the list's `[` and whole messages) replaced by these messages' JSON list."""
     # Views, joined once: a 30 MB body is not copied into a head and then again into the result.
     head, inner = memoryview(body)[:keep], memoryview(messages_json)[1:-1]

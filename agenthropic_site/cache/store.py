@@ -737,12 +737,18 @@ class Cache:
         for agent_id, messages in sorted(parsed.transcripts.items()):
             if agent_id in shapes:
                 continue
-            # Each row's JSON apart, joined as orjson writes the list (`[a,b]`): each message's digest is of its own bytes.
-            rows = [orjson.dumps(message_row(message)) for message in messages]
-            last_len = len(rows[-1]) if rows else 0
-            digests = b"".join([message_digest(row) for row in rows])
-            body = b"[" + b",".join(rows) + b"]"
-            del rows
+            # Each row's JSON apart, joined as orjson writes the list (`[a,b]`), each message's digest of its own
+            # bytes: grown in place, so no list of rows or joined copy is alive beside the body (a 35 MB one).
+            body: bytes | bytearray = bytearray(b"[")
+            made: list[bytes] = []
+            last_len = 0
+            for index, message in enumerate(messages):
+                row = orjson.dumps(message_row(message))
+                body += b"," + row if index else row
+                made.append(message_digest(row))
+                last_len = len(row)
+            body += b"]"
+            digests = b"".join(made)
             many = len(messages) >= 2
             unchanged_pieces = 0
             if agent_id in parsed.tails:
@@ -810,7 +816,7 @@ class Cache:
         """Return a mark of the cache file's contents: it differs after any write, by this connection or another."""
         return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
 
-    def _put_body(self, sid: str, agent_id: str, body: bytes, digests: bytes, body_sum: str, unchanged_pieces: int) -> None:
+    def _put_body(self, sid: str, agent_id: str, body: bytes | bytearray, digests: bytes, body_sum: str, unchanged_pieces: int) -> None:
         """Store a transcript's body, its messages' digests and their checksum; its pieces from `unchanged_pieces` on (the first hold its bytes)."""
         conn = self.conn
         conn.execute("INSERT INTO transcripts VALUES (?, ?, ?, ?) ON CONFLICT(session_id, agent_id) DO UPDATE SET "
@@ -831,7 +837,7 @@ class Cache:
             body += piece
         return body
 
-    def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes, tail_digests: bytes,
+    def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes | bytearray, tail_digests: bytes,
                  replaced: bool) -> tuple[bytes, bytes]:
         """Return the stored body of a transcript scanned from a checkpoint, its first `keep` bytes followed by the scan's messages, and their digests.
 
