@@ -183,6 +183,11 @@ def record_class(cls: type[_T] | None = None, /, *, frozen: bool = False, order:
         own = set(cls.__dict__)  # methods the class writes itself are kept, as @dataclass keeps them
         documented = bool(cls.__doc__)
         here = _made_here(cls, slots)
+        if here and not documented:
+            # dataclasses documents an undocumented class by its signature, here object's own until
+            # the __init__ below is set: read from the C text signature, which compiles tokenize's
+            # patterns (1.8 ms of a one-append build's imports). The doc is written below instead.
+            cls.__doc__ = "-"
         made: Any = dataclasses.dataclass(cls, init=not here, eq=False, repr=False, frozen=frozen and not here, slots=slots)
         fields = dataclasses.fields(made)
         if here:

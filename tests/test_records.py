@@ -398,3 +398,32 @@ def test_a_record_of_the_common_shapes_compiles_nothing_of_its_own(monkeypatch: 
     assert len(compiled) == compiled_first <= 2
     assert first[0](1) == first[0](1, 0) and second[0](1) != first[0](1)  # other classes: never equal
     assert second[1]().items == []
+
+
+def test_an_undocumented_record_is_documented_by_its_signature_as_its_twin_without_reading_a_c_signature(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # object's own signature is read from its C text signature, which compiles tokenize's patterns
+    # on first use: a record makes its __init__ itself, so dataclasses must not document it by object's.
+    read: list[object] = []
+    original = inspect.signature
+
+    def signature(target: Any, *args: Any, **kwargs: Any) -> inspect.Signature:
+        found = original(target, *args, **kwargs)
+        read.append(found)
+        return found
+
+    monkeypatch.setattr(inspect, "signature", signature)
+
+    @record_class(frozen=True)
+    class Undocumented:
+        left: int
+        right: str = "r"
+
+    @dataclasses.dataclass(frozen=True)
+    class UndocumentedTwin:
+        left: int
+        right: str = "r"
+
+    assert Undocumented.__doc__ == UndocumentedTwin.__doc__.replace("UndocumentedTwin", "Undocumented") == "Undocumented(left: 'int', right: 'str' = 'r')"
+    assert [str(found) for found in read[:1]] == ["(left: 'int', right: 'str' = 'r') -> None"]  # the record's own, then the twin's
