@@ -29,6 +29,7 @@ from agenthropic_site.render.charts import session_context_chart, step_chart, we
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
+from agenthropic_site.render.rows import status_badge
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, plain_json, turns_of, unpack_sizes
 from agenthropic_site.render.search import entries_of, result_targets, shard_part, shard_pieces, split_shard, tool_calls
 from agenthropic_site.render.source import SiteSource
@@ -88,7 +89,7 @@ def _env(dirs: list[Path], bytecode_dir: Path | None, zone: tzinfo) -> jinja2.En
     env = environment(dirs, bytecode_dir)
     env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, markdown=markdown, linked_by=linked_by,
                        short_time=functools.partial(short_time, zone=zone))
-    env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX)
+    env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX, status_badge_html=status_badge)
     # What the insight sections compute from the model while a page renders (model/insights.py).
     env.globals.update(session_context_chart=session_context_chart, weeks_charts=weeks_charts, weekly=weekly, most_expensive=most_expensive,
                        cache_efficiency=cache_efficiency, tool_totals=tool_totals, mcp_servers=mcp_servers, largest_requests=largest_requests)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from contextlib import closing
@@ -16,8 +17,10 @@ from agenthropic_site.model import views
 from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import bar_chart
 from agenthropic_site.render.data import dump, index_json, project_insights_json
+from agenthropic_site.render.formats import short_time
 from agenthropic_site.render.pages import PARALLEL_MIN_PAGES, RENDER_BATCH, Renderer, RenderStats, digest_of, site_digest
 from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
+from agenthropic_site.render.rows import session_rows
 from agenthropic_site.render.search import sessions_js
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import static_files, theme_dirs
@@ -79,8 +82,10 @@ def render_site(
         writer.write("data/usage.json", usage_bytes)
     if not renderer.fresh("index.html", site_wide):
         search_index = [{"id": s.session_id, "title": s.title or "", "prompts": s.prompts} for s in model.recent_sessions]
+        rows = session_rows(model.recent_sessions, "", functools.partial(short_time, zone=renderer.zone))
         renderer.page(
             "index.html", "index.html", chart=bar_chart(model.cost_by_day, "cost per day"), search_index=search_index, usage=usage_section(model.usage),
+            session_rows=rows,
         )
     if not renderer.fresh("report.html", site_wide):
         renderer.page("report.html", "report.html")
