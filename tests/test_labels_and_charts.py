@@ -19,6 +19,7 @@ from agenthropic_site.parse import Tokens
 from agenthropic_site.parse.model import EDGE_SOURCES
 from agenthropic_site.render.charts import AXIS, CHAR_PX, PAD, bar_chart, day_ticks, step_chart
 from agenthropic_site.render.labels import PROVENANCE, linked_by, node_label, node_tooltip, shorten
+from agenthropic_site.render.rows import status_badge
 from conftest import DOT_MISSING
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "themes" / "default" / "templates"
@@ -178,6 +179,7 @@ def macros() -> object:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined)
     # The file's other macros use the site's filters; these calls never reach them.
     env.filters.update(short_time=str, thousands=str, usd=str, markdown=str)
+    env.globals["status_badge_html"] = status_badge  # as the site's environment has it (render/pages.py)
     return env.get_template("_macros.html").make_module({"preview_chars": 2000})
 
 
