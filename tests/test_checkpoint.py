@@ -354,3 +354,28 @@ def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache
     assert outcome.parsed.tails and set(outcome.used) == set(outcome.parsed.tails)
     assert set(outcome.parsed.scan_states) == {agent.agent_id for agent in outcome.parsed.agents if agent.file}
     assert outcome.scanned[main.relative_to(demo_corpus).as_posix()].scanned == main.stat().st_size
+
+
+def test_a_small_session_keeps_checkpoints_once_it_changes_and_its_next_append_opens_one_file(demo_corpus: Path, tmp_path: Path) -> None:
+    """Below CHECKPOINT_MIN_BYTES a cold build keeps no checkpoint; a session parsed again is live, and carries on from then."""
+    main = main_file(demo_corpus)
+    sid = main.stem
+    transcripts = 1 + len(list(main.with_suffix("").rglob("agent-*.jsonl")))
+    assert transcripts > 2 and sum(path.stat().st_size for path in demo_corpus.rglob("*.jsonl")) < parsing.CHECKPOINT_MIN_BYTES
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+
+    def kept() -> set[str]:
+        with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+            return {row[0] for row in conn.execute("SELECT DISTINCT session_id FROM scan_checkpoints")}
+
+    assert kept() == set()  # a cold build parses each session once: nothing kept
+    ask_again(demo_corpus, "live-1", "first change")
+    first = run_build(config(demo_corpus, out, cache))
+    assert (first.parsed, first.transcripts_opened) == (1, transcripts)  # from byte 0, leaving checkpoints
+    assert kept() == {sid}
+    ask_again(demo_corpus, "live-2", "second change")
+    second = run_build(config(demo_corpus, out, cache))
+    assert (second.parsed, second.transcripts_opened) == (1, 1)  # only the grown transcript, from its checkpoint
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+    assert_digests_are_of_the_stored_rows(cache)

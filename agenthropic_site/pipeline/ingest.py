@@ -63,8 +63,8 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     result.reused = len(scan.sessions) - len(changed)
     if log.isEnabledFor(logging.DEBUG):
         _explain_reads(changed, {files.session_id for files in todo}, checkpoints)
-    def checkpoints_of(files: SessionFiles) -> dict[str, ScanCheckpoint]:
-        return cache.scan_checkpoints(files.session_id) if keeps_checkpoints(files) else {}
+    def checkpoints_of(files: SessionFiles) -> dict[str, ScanCheckpoint] | None:
+        return cache.scan_checkpoints(files.session_id) if keeps_checkpoints(files, files.session_id in checkpoints) else None
 
     for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, checkpoints_of), start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
