@@ -7,6 +7,8 @@ import logging
 import random
 import re
 import shutil
+import sqlite3
+from contextlib import closing
 from typing import Any
 from pathlib import Path
 
@@ -275,3 +277,49 @@ def test_a_message_is_keyed_by_its_stored_digest_unless_masked(demo_corpus: Path
     serialised.clear()
     assert run_build(settings).parsed == 1
     assert len(serialised) > 10 and all(serialised) if redact else serialised and not any(serialised)
+
+
+def _layout_keys(cache: Path) -> list[bytes]:
+    """The demo session's main transcript's message keys, in order, as the last build laid it out."""
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        (packed,) = conn.execute("SELECT sizes FROM layouts WHERE session_id = ? AND agent_id = ?", (SESSION, SESSION)).fetchone()
+    return reader.unpack_layout(bytes(packed))[0]
+
+
+def _append_reply(corpus: Path, suffix: str) -> None:
+    main = main_file(corpus)
+    reply = next(line for line in reversed(main.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with main.open("ab") as handle:  # a new request at the end of the last turn
+        handle.write(reply.replace(b'"msg_', b'"msg_%s_' % suffix, 1).replace(b'"req_', b'"req_%s_' % suffix, 1) + b"\n")
+
+
+@pytest.mark.parametrize("tamper", ["none", "shifted", "cut", "removed"])
+def test_an_append_takes_the_last_pages_unchanged_messages_from_it_as_published(demo_corpus: Path, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch, tamper: str) -> None:
+    """Only messages whose key is new or changed are rendered; the rest of the page comes from its published bytes, when they are as laid out."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    before = _layout_keys(cache)
+    page = out / "sessions" / SESSION / "transcript" / "1.html"
+    data = page.read_bytes()
+    tags = [found.start() for found in re.finditer(rb' id="m\d+" data-has="', data)]
+    assert len(tags) > 15  # one page holds the whole transcript
+    middle = tags[len(tags) // 2]
+    if tamper == "shifted":  # a byte more inside a message: the sizes no longer land on the messages' tags
+        page.write_bytes(data[:middle] + b" " + data[middle:])
+    elif tamper == "cut":
+        page.write_bytes(data[:middle])
+    elif tamper == "removed":
+        page.unlink()
+    rendered: list[int] = []
+    real_fitting = reader._fitting
+    monkeypatch.setattr(reader, "_fitting", lambda message, index, context: rendered.append(index) or real_fitting(message, index, context))
+    _append_reply(demo_corpus, b"taken")
+    run_build(config(demo_corpus, out, cache))
+    after = _layout_keys(cache)
+    changed = {index for index, key in enumerate(after) if index >= len(before) or before[index] != key}
+    if tamper == "none":
+        assert changed and set(rendered) == changed, (sorted(rendered), sorted(changed))  # measured once, never rendered again
+    else:
+        assert set(rendered) > changed and len(set(rendered)) == len(after)  # measured, then the whole page rendered
+    assert_equals_cold_build(demo_corpus, out, tmp_path)

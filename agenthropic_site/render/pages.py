@@ -492,12 +492,16 @@ class Renderer:
                 "shard": "../" * (rel.count("/") - 1) + f"search/s/{session.session_id}.js",
             }
             if not self.fresh(rel, repr(sorted(page.items())), layout.page_key(number).hex()):
+                published = self.writer.read_previous(rel) if layout.previous and self.redactor is None else None
+                if published is not None:
+                    layout.reuse(number, published)
                 self.page(rel, "transcript.html", body=Markup(layout.body(number)), **page)
 
     def _lay_out(self, sid: str, agent_id: str, messages: list[Message], stored: bytes | None, context: TranscriptContext,
                  known: dict[str, bytes]) -> Layout:
         """Lay out a transcript (`stored`: its messages' stored digests), measuring only messages the last layout did not; keep its sizes for the next build."""
         layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")), stored)
+        layout.previous = known.get(agent_id, b"")
         packed = layout.packed()
         if packed != known.get(agent_id):
             self.layouts[(sid, agent_id)] = packed

@@ -121,8 +121,14 @@ def pack_sizes(keys: list[bytes], sizes: list[int]) -> bytes:
 
 def unpack_sizes(packed: bytes) -> dict[bytes, int]:
     """Read what pack_sizes wrote: message key -> HTML size in bytes."""
+    return dict(zip(*unpack_layout(packed)))
+
+
+def unpack_layout(packed: bytes) -> tuple[list[bytes], list[int]]:
+    """Read what pack_sizes wrote, in the messages' order: their keys, and their HTML sizes in bytes."""
     step = KEY_BYTES + 4
-    return {packed[at : at + KEY_BYTES]: int.from_bytes(packed[at + KEY_BYTES : at + step], "big") for at in range(0, len(packed) - step + 1, step)}
+    ends = range(0, len(packed) - step + 1, step)
+    return [packed[at : at + KEY_BYTES] for at in ends], [int.from_bytes(packed[at + KEY_BYTES : at + step], "big") for at in ends]
 
 
 @record_class
@@ -135,7 +141,8 @@ class Layout:
     sizes: list[int]  # bytes of each message's HTML (0: it shows nothing)
     pages: list[list[int]]  # message indices on each page, in order; a transcript always has one page
     outline: list[OutlineEntry]
-    fragments: dict[int, str]  # the messages rendered so far
+    fragments: dict[int, str]  # the messages rendered so far (or taken from the last build's page: `reuse`)
+    previous: bytes = b""  # the last build's layout of this transcript (pack_sizes), to take its pages' messages from
 
     def page_of(self, index: int) -> int:
         """Return the 1-based page a message index is on."""
@@ -157,6 +164,44 @@ class Layout:
         for index in self.pages[page - 1]:
             del self.fragments[index]
         return html
+
+    def reuse(self, page: int, published: bytes) -> int:
+        """Take the HTML of a 1-based page's messages from that page as the last build published it; return how many were taken.
+
+        A message whose key is the one it had then renders to the same bytes, and pages are cut
+        from the first message on, so an append renders only its new messages (and the last one
+        when its reply went on): 800 messages of the 60 MB session's last page took 35 ms a build.
+        The page's messages are found in `published` by the last layout's sizes, each where a
+        message's own opening tag says it starts; anything else and none is taken.
+        """
+        keys, sizes = unpack_layout(self.previous)
+        pages = paginate(sizes) if sizes else []
+        if page > len(pages) or page > len(self.pages):
+            return 0
+        shown = [index for index in pages[page - 1] if sizes[index]]
+        # Pages are runs of messages from the same first one: a message is where it was, and kept when its key is.
+        on_page = set(self.pages[page - 1])
+        same = {index for index in pages[page - 1] if index in on_page and keys[index] == self.keys[index] and sizes[index] == self.sizes[index]}
+        if not same or not shown or pages[page - 1][0] != self.pages[page - 1][0]:
+            return 0
+        # Message text is escaped, so only a message's own tag holds ` id="m<index>" data-has="`.
+        start = published.rfind(b'<li class="', 0, max(published.find(b' id="m%d" data-has="' % shown[0]), 0))
+        if start < 0:
+            return 0
+        pieces, at = {}, start
+        for index in pages[page - 1]:
+            piece = published[at : at + sizes[index]]
+            head = piece.find(b">")
+            if len(piece) != sizes[index] or (piece and (not piece.startswith(b'<li class="') or piece.find(b' id="m%d" data-has="' % index, 0, head) < 0)):
+                return 0
+            pieces[index] = piece
+            at += sizes[index]
+        try:
+            taken = {index: pieces[index].decode("utf-8") for index in same if index not in self.fragments}
+        except UnicodeDecodeError:
+            return 0
+        self.fragments.update(taken)
+        return len(taken)
 
     def page_key(self, page: int) -> bytes:
         """Return the keys of a 1-based page's messages, in order: the page's messages can differ only when these do."""
