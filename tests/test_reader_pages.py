@@ -323,3 +323,27 @@ def test_an_append_takes_the_last_pages_unchanged_messages_from_it_as_published(
     else:
         assert set(rendered) > changed and len(set(rendered)) == len(after)  # measured, then the whole page rendered
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_a_folder_another_version_built_takes_no_message_from_its_pages(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Message keys leave out the code: pages another version made are rendered whole, not taken apart.
+
+    The first folder is built by "another version" that rendered one letter of a message
+    differently (its length kept); the second, sharing the cache, by this one. After an append the
+    first folder's page is rendered again, whole, and equals a cold build.
+    """
+    import agenthropic_site
+
+    cache = tmp_path / "cache"
+    first, second = tmp_path / "first", tmp_path / "second"
+    monkeypatch.setattr(agenthropic_site, "_identity", [f"{agenthropic_site.__version__}+0000000000000000"])
+    run_build(config(demo_corpus, first, cache))
+    monkeypatch.undo()
+    page = first / "sessions" / SESSION / "transcript" / "1.html"
+    data = page.read_bytes()
+    at = data.index(b"<p>", data.index(b' data-has="')) + 3
+    page.write_bytes(data[:at] + (b"Y" if data[at:at + 1] != b"Y" else b"Z") + data[at + 1:])
+    run_build(config(demo_corpus, second, cache))
+    _append_reply(demo_corpus, b"elsewhere")
+    run_build(config(demo_corpus, first, cache))
+    assert_equals_cold_build(demo_corpus, first, tmp_path)

@@ -111,7 +111,9 @@ def _build_with_cache(
             log.debug(f"a process aside looked at the {len(published.files)} files the last build published: {len(seen_missing)} missing")
         writer = SiteWriter.begin(config.out, published, seen_missing)
         try:
-            rendered = render_from_cache(model, cache, writer, config, prices, figures)
+            # Its pages were all made by this code and these options when this cache last built the folder as it is:
+            # a page rendered again may take its unchanged messages from it (render/reader.py Layout.reuse).
+            rendered = render_from_cache(model, cache, writer, config, prices, figures, reuse_published=same_inputs)
             result.pages_rendered = rendered.stats.rendered
             with site_lock(config.out, True):
                 writer.finish(rendered.digests)

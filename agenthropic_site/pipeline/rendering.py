@@ -73,16 +73,18 @@ class CacheSource:
 
 def render_from_cache(
     model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable,
-    figures: dict[str, AgentRequests] | None = None,
+    figures: dict[str, AgentRequests] | None = None, reuse_published: bool = False,
 ) -> SiteRender:
     """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn.
 
     `figures`: the request figures of sessions whose views this build computed alone (refresh_views).
+    `reuse_published`: the output folder holds what this cache last built there with this code and these options.
     """
     source = CacheSource(cache, prices, keep_views=True, figures=figures)
     # Workers price with this table, never with the price file read again: it may have changed since.
     in_workers = functools.partial(_in_workers, cache.path.parent, prices)
-    rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers)
+    rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers,
+                           reuse_published=reuse_published)
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
     cache.put_layout_sizes(rendered.layouts)

@@ -149,7 +149,7 @@ class Renderer:
 
     def __init__(
         self, model: SiteModel, source: SiteSource, writer: SiteWriter, dirs: list[Path], digest: str,
-        redact: bool = False,
+        redact: bool = False, reuse_published: bool = False,
     ) -> None:
         self.model = model
         self.source = source
@@ -173,6 +173,9 @@ class Renderer:
             for sid, summary in model.sessions.items()
         }
         self.site_digest = digest
+        # Message keys leave out the code: a folder another version (or other options) built keeps
+        # no message to take from (reader.Layout.reuse); nor does --redact.
+        self.reuse_published = reuse_published and not redact
         # With --redact, each session's view and transcripts are masked as its pages load them
         # (render/site.py masks the model's own texts); the masks in a session are counted for
         # the report and kept by the pipeline by the session's inputs, so a session whose pages
@@ -492,7 +495,7 @@ class Renderer:
                 "shard": "../" * (rel.count("/") - 1) + f"search/s/{session.session_id}.js",
             }
             if not self.fresh(rel, repr(sorted(page.items())), layout.page_key(number).hex()):
-                published = self.writer.read_previous(rel) if layout.previous and self.redactor is None else None
+                published = self.writer.read_previous(rel) if layout.previous and self.reuse_published else None
                 if published is not None:
                     layout.reuse(number, published)
                 self.page(rel, "transcript.html", body=Markup(layout.body(number)), **page)

@@ -46,11 +46,14 @@ class SiteRender:
 
 def render_site(
     model: SiteModel, source: SiteSource, writer: SiteWriter, theme: Path | None, redact: bool = False,
-    jobs: int = 1, in_workers: InWorkers | None = None,
+    jobs: int = 1, in_workers: InWorkers | None = None, reuse_published: bool = False,
 ) -> SiteRender:
-    """Render every output through `writer`, the pages of many sessions in `jobs` processes when `in_workers` is given."""
+    """Render every output through `writer`, the pages of many sessions in `jobs` processes when `in_workers` is given.
+
+    `reuse_published`: the folder's pages were made by this code and these options (`Renderer`).
+    """
     dirs = theme_dirs(theme)
-    renderer = Renderer(model, source, writer, dirs, site_digest(model, dirs, redact), redact=redact)
+    renderer = Renderer(model, source, writer, dirs, site_digest(model, dirs, redact), redact=redact, reuse_published=reuse_published)
     if renderer.redactor is not None:
         renderer.redactor.model(model)  # before any page, and before workers get the model
     for rel, data in static_files(dirs).items():
