@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import itertools
+import operator
 import os
 import sqlite3
 import stat
@@ -89,9 +90,14 @@ def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-# Each usage row's (seq, family, cost by category, problem): a row that cannot be priced has no
-# family or cost and says why; whether that excludes its session depends on who owns the row.
-Priced = list[tuple[int, str | None, tuple[Decimal, ...] | None, str | None]]
+# A usage row's price as stored: family, cost, cost by category (input, output, cache read, cache
+# writes 5m and 1h) as exact decimal text, and the problem; a row that cannot be priced has no
+# family or cost and says why (whether that excludes its session depends on who owns the row).
+PriceColumns = tuple[str | None, ...]
+Priced = list[tuple[int, PriceColumns]]  # each usage row's seq and price
+PRICE_COLUMNS = ("family", "cost", "cost_input", "cost_output", "cost_cache_read", "cost_cache_write_5m", "cost_cache_write_1h", "price_problem")
+# What a row's price is a function of (ingest.py price_rows): its model, tokens, time and speed.
+PRICED_BY = ("model", "input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "at", "speed")
 
 
 @record_class(frozen=True)
@@ -812,6 +818,18 @@ class Cache:
                 raise
             return None
 
+    def stored_prices(self, sid: str) -> dict[int, tuple[tuple[Any, ...], PriceColumns]]:
+        """Return the stored price of each of a session's usage rows by seq, with what it was priced from (PRICED_BY).
+
+        Only from the rows the check before its write read (`neighbours`), while nothing was
+        written since; else none. The cache's rows are priced with the price table and code of
+        this build (ingest.py reprices every cached session first when either changed).
+        """
+        read = self._usage_read
+        if read is None or read[:2] != (self._changes(), sid):
+            return {}
+        return {row[_SEQ]: (_priced_by(row), _price_of(row)) for row in read[2]}
+
     def _changes(self) -> tuple[int, int]:
         """Return a mark of the cache file's contents: it differs after any write, by this connection or another."""
         return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -933,7 +951,7 @@ class Cache:
         self.conn.executemany(
             "UPDATE token_usage SET family = ?, cost = ?, cost_input = ?, cost_output = ?, cost_cache_read = ?, "
             "cost_cache_write_5m = ?, cost_cache_write_1h = ?, price_problem = ? WHERE session_id = ? AND seq = ?",
-            [(*_price_columns(family, parts, problem), session_id, seq) for seq, family, parts, problem in priced],
+            [(*columns, session_id, seq) for seq, columns in priced],
         )
 
     def neighbours(self, session_ids: list[str]) -> set[str]:
@@ -1404,8 +1422,8 @@ class Cache:
 
 def _usage_rows(parsed: ParsedSession, priced: Priced) -> list[tuple[Any, ...]]:
     """Return a session's usage rows as stored (USAGE_COLUMNS), each with its price (not an insert, then an update by seq)."""
-    costs = {seq: _price_columns(family, parts, problem) for seq, family, parts, problem in priced}
-    unpriced = (None,) * 8
+    costs = dict(priced)
+    unpriced = (None,) * len(PRICE_COLUMNS)
     sid = parsed.session_id
     return [
         (sid, seq, r.agent_id, r.message_id, r.request_id, r.model, r.tokens.input, r.tokens.output, r.tokens.cache_read,
@@ -1415,9 +1433,16 @@ def _usage_rows(parsed: ParsedSession, priced: Priced) -> list[tuple[Any, ...]]:
     ]
 
 
-def _price_columns(family: str | None, parts: tuple[Decimal, ...] | None, problem: str | None) -> tuple[str | None, ...]:
+def price_columns(family: str | None, parts: tuple[Decimal, ...] | None, problem: str | None) -> PriceColumns:
     """Return a usage row's family, cost, cost by category and price problem as stored (costs as exact decimal text)."""
     return (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem)
+
+
+# A stored usage row as `_digests` reads it (its session id, then USAGE_COLUMNS): where its seq,
+# what its price is a function of, and its price are.
+_SEQ = 1 + USAGE_COLUMNS.index("seq")
+_priced_by = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICED_BY))
+_price_of = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICE_COLUMNS))
 
 
 def message_digest(row: bytes) -> bytes:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, Priced, PricedRow
+from agenthropic_site.cache.store import PriceColumns, price_columns
 from agenthropic_site.cache.checkpoints import FilesIdentity, ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
@@ -15,6 +19,7 @@ from agenthropic_site.corpus.walk import Walked
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.cost import PriceTable, PricingError, load_price_table
 from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
+from agenthropic_site.parse.model import TOKEN_CATEGORIES
 from agenthropic_site.pipeline.parsing import ReadCount, content_digest, holds_bytes_parsed, keeps_checkpoints, parse_all
 from agenthropic_site.pipeline.repair import repair_line, with_repairs
 from agenthropic_site.pipeline.result import BuildResult
@@ -23,6 +28,7 @@ log = logging.getLogger(__name__)
 
 REASON_MAX_CHARS = 300
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
+_token_counts = operator.attrgetter(*TOKEN_CATEGORIES)  # a row's tokens in the order the cache stores them (store.PRICED_BY)
 
 
 def sanitize_reason(text: str) -> str:
@@ -31,17 +37,33 @@ def sanitize_reason(text: str) -> str:
     return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
 
 
-def price_rows(rows: list[PricedRow], prices: PriceTable) -> Priced:
-    """Price every usage row; a row that cannot be priced says why (the halt gate reads it with ownership)."""
+def price_rows(rows: list[PricedRow], prices: PriceTable, stored: Mapping[int, tuple[tuple[Any, ...], PriceColumns]] | None = None) -> Priced:
+    """Price every usage row; a row that cannot be priced says why (the halt gate reads it with ownership).
+
+    `stored` (Cache.stored_prices): a row stored with the same seq, model, tokens, time and speed
+    keeps its stored price. The cache holds prices of this table and code only, and an append
+    leaves every earlier row as it was: the 60 MB session's 9,490 rows were priced and formatted
+    again at every append (about 70 ms).
+    """
     priced: Priced = []
+    stored = stored or {}
     for row in rows:
+        kept = stored.get(row.seq)
+        if kept is not None and kept[0] == (row.model, *_token_counts(row.tokens), row.at, row.speed):
+            priced.append((row.seq, kept[1]))
+            continue
         try:
             cost = prices.cost(row.model, row.tokens, row.at, row.speed)
         except PricingError as exc:
-            priced.append((row.seq, None, None, f"{exc.why} for model {exc.model}"))
+            priced.append((row.seq, price_columns(None, None, f"{exc.why} for model {exc.model}")))
             continue
-        priced.append((row.seq, prices.family(row.model) or "", cost.as_tuple(), None))
+        priced.append((row.seq, price_columns(prices.family(row.model) or "", cost.as_tuple(), None)))
     return priced
+
+
+def priced_with(prices: PriceTable) -> str:
+    """Say what the cache's prices are made with: the price table and the code (a new version may price otherwise)."""
+    return f"{prices.digest}|{code_identity()}"
 
 
 def price_sessions(cache: Cache, session_ids: list[str], prices: PriceTable) -> None:
@@ -83,7 +105,8 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
         rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in zip(parsed.usage_keys, parsed.usage, strict=True)]
-        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests), price_rows(rows, prices), outcome.scanned, outcome.used)
+        priced = price_rows(rows, prices, cache.stored_prices(files.session_id))
+        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests), priced, outcome.scanned, outcome.used)
         result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
     gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))
@@ -164,14 +187,14 @@ def scan_and_ingest(
     for skip in scan.skips:
         log.debug(f"skipped: {skip.path}: {skip.reason}" + (f" ({skip.detail})" if skip.detail else ""))
     repriced = []
-    if cache.prices_digest() != prices.digest:
+    if cache.prices_digest() != priced_with(prices):
         # Re-price what is cached, without opening a transcript; the digest is recorded only
         # once every session carries the new prices, so an interrupted build re-prices again.
         repriced = cache.session_ids()
         if repriced:
             log.debug(f"repriced: {len(repriced)} cached sessions: the price table changed")
         price_sessions(cache, repriced, prices)
-        cache.set_prices_digest(prices.digest)
+        cache.set_prices_digest(priced_with(prices))
     result = ingest(cache, scan, config, prices)
     result.transcripts_opened += sniffed[0]
     result.repriced = len(repriced)
