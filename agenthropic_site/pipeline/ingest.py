@@ -192,7 +192,7 @@ def scan_and_ingest(
         # once every session carries the new prices, so an interrupted build re-prices again.
         repriced = cache.session_ids()
         if repriced:
-            log.debug(f"repriced: {len(repriced)} cached sessions: the price table changed")
+            log.debug(f"repriced: {len(repriced)} cached sessions: the price table or the code changed")
         price_sessions(cache, repriced, prices)
         cache.set_prices_digest(priced_with(prices))
     result = ingest(cache, scan, config, prices)
