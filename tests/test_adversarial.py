@@ -234,6 +234,26 @@ def test_integers_beyond_64_bits_are_malformed_never_guessed(tmp_path: Path) -> 
     assert [c["pre_tokens"] for c in data["compactions"]] == [None]  # not a count: unknown, never a guess
 
 
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Pacific/Kiritimati"])
+def test_instants_at_the_ends_of_the_calendar_are_untimed_and_every_request_still_counts(tmp_path: Path, zone: str) -> None:
+    """Year 1 and year 9999 are valid ISO instants: shown in a zone, or as the 5-hour block they open, they leave datetime's range.
+
+    Before the fix every build of this corpus failed (OverflowError in the usage windows, exit 4).
+    """
+    adv.with_lines(
+        tmp_path / "corpus",
+        line(assistant("a-first", "m-first", "r-first", usage(3, 4), ts="0001-01-01T00:20:00.000Z")),
+        line(assistant("a-last", "m-last", "r-last", usage(5, 6), ts="9999-12-31T23:55:00.000Z")),
+        line(assistant("a-offset", "m-offset", "r-offset", usage(7, 8), ts="0001-01-01T03:00:00+05:30")),
+    )
+    code, out = build_case(tmp_path, "--tz", zone)
+    assert code == 0
+    data = session_data(out)
+    assert data["tokens"] == tokens(1 + 3 + 5 + 7, 2 + 4 + 6 + 8)  # the sane reply's and the three out of range
+    usage_windows = json.loads((out / "data" / "usage.json").read_text(encoding="utf-8"))
+    assert usage_windows["untimed"]["requests"] == 3
+
+
 # --- agent links across and within sessions -------------------------------------------------------
 
 

@@ -306,6 +306,7 @@ INSTANTS = st.builds(
 @example(at="2026-01-01T24:00:00Z")  # no such hour
 @example(at="2026-01-01T10:00:00.1234567Z")  # seven digits of fraction: parsed
 @example(at="2026-04-28T10:15:02.880Z")  # as transcripts write them
+@example(at="0001-01-01T00:00:00+05:30")  # before year 1 in UTC: no hour, never an OverflowError
 def test_the_hour_of_an_instant_is_the_hour_its_parse_gives(at: str) -> None:
     """The shortcut for instants in the transcripts' own form gives what parsing the instant gives, for any text."""
     assert hour_key(at) == parsed_hour(at)

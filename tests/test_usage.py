@@ -227,6 +227,8 @@ def test_short_time_shows_the_chosen_zone() -> None:
     assert short_time("2025-10-08T09:31:41.687Z", ZoneInfo("Asia/Kolkata")) == "2025-10-08 15:01"
     assert short_time("2025-10-08T09:31:41.687Z") == "2025-10-08 09:31"
     assert short_time(None, ZoneInfo("Asia/Kolkata")) == "—"
+    # Shown in a zone west of UTC, the first minutes of year 1 would fall before it: shown as written.
+    assert short_time("0001-01-01T00:10:00.000Z", ZoneInfo("America/New_York")) == "0001-01-01 00:10"
 
 
 def parsed_and_formatted(instant: str) -> str:

@@ -267,7 +267,10 @@ def _hour_if_valid(hour: str) -> str | None:
 def parsed_hour(at: str) -> str | None:
     """Return hour_key's answer by parsing the instant, whatever its form."""
     moment = _instant(at)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H") if moment is not None else None
+    try:
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H") if moment is not None else None
+    except OverflowError:  # an offset that takes it out of datetime's years (0001-01-01T00:00+05:30)
+        return None
 
 
 def weekly(sessions: Iterable[Dated], tz: str = DEFAULT_TZ) -> list[Week]:

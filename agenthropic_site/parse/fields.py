@@ -7,6 +7,10 @@ from datetime import datetime, UTC
 from typing import Any
 
 CANONICAL_INSTANT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
+# The years an instant may fall in: shown in any zone, or as the 5-hour block, day, week or month
+# it opens, it stays within datetime's years 1 to 9999 (a transcript dated 9999-12-31T23:55Z made
+# every build fail: its block ended in the year 10000).
+EARLIEST_YEAR, LATEST_YEAR = 2, 9998
 # What str.split() with no argument separates: runs of characters that are not whitespace.
 WORD_RE = re.compile(r"\S+")
 
@@ -40,7 +44,7 @@ def count_of(value: Any) -> int | None:
 
 
 def instant_of(value: Any) -> str | None:
-    """Normalise an ISO-8601 timestamp to UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`, or None if unparseable."""
+    """Normalise an ISO-8601 timestamp to UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`, or None if unparseable or outside EARLIEST_YEAR..LATEST_YEAR."""
     if not isinstance(value, str) or not 10 <= len(value) <= 40:
         return None
     if CANONICAL_INSTANT_RE.match(value):
@@ -49,7 +53,7 @@ def instant_of(value: Any) -> str | None:
             datetime.fromisoformat(value[:23])
         except ValueError:
             return None
-        return value
+        return value if EARLIEST_YEAR <= int(value[:4]) <= LATEST_YEAR else None
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
         parsed = datetime.fromisoformat(text)
@@ -60,6 +64,8 @@ def instant_of(value: Any) -> str | None:
     try:
         utc = parsed.astimezone(UTC)
     except (OverflowError, ValueError):
+        return None
+    if not EARLIEST_YEAR <= utc.year <= LATEST_YEAR:
         return None
     # Not strftime: glibc writes years before 1000 with fewer than four digits, which would sort
     # before every real day and break the canonical form the rest of the code relies on.

@@ -52,7 +52,10 @@ def short_time(instant: str | None, zone: tzinfo = UTC) -> str:
         return f"{instant[:10]} {instant[11:16]}"  # not an instant: shown as written
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    try:
+        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    except OverflowError:  # shown in the zone, it would fall outside datetime's years
+        return f"{instant[:10]} {instant[11:16]}"
 
 
 def duration(start: str | None, end: str | None) -> str:
