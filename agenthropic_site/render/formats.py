@@ -48,13 +48,8 @@ def short_time(instant: str | None, zone: tzinfo = UTC) -> str:
         return f"{instant[:10]} {instant[11:16]}"
     try:
         moment = datetime.fromisoformat(instant)
-    except ValueError:
-        return f"{instant[:10]} {instant[11:16]}"  # not an instant: shown as written
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    try:
-        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
-    except OverflowError:  # shown in the zone, it would fall outside datetime's years
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    except (ValueError, OverflowError):  # not an instant, or one the zone takes out of datetime's years: shown as written
         return f"{instant[:10]} {instant[11:16]}"
 
 
