@@ -120,12 +120,10 @@ class SessionFiles:
         return self._digest(lambda ref: f"{ref.rel}\0{ref.size}\n")
 
     def _digest(self, line: Callable[[FileRef], str]) -> str:
-        digest = hashlib.sha256()
-        # A session without a main file is told apart from one whose main file appears later.
-        digest.update(self.main_state.encode())
-        for ref in self.all_files():
-            digest.update(line(ref).encode("utf-8", "surrogateescape"))
-        return digest.hexdigest()
+        # A session without a main file is told apart from one whose main file appears later. The
+        # lines are hashed as one text: 500 sessions' fingerprints took 6.5 ms a line at a time, 3 ms so.
+        text = self.main_state + "".join([line(ref) for ref in self.all_files()])
+        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @record_class
