@@ -3,7 +3,8 @@
 Each record class here has a twin made by `dataclasses.dataclass` with the same fields and options;
 every construction, signature, error, comparison, hash and repr of the record must be the twin's
 (with the twin's class name). The package's classes all use it, so that importing them compiles no
-method but one `__init__` template for each shape of class (agenthropic_site/records.py says why).
+method: each `__init__` is the template of its shape, compiled with the package in
+agenthropic_site/records/inits.py (agenthropic_site/records/__init__.py says why).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agenthropic_site import records
+from agenthropic_site.records import inits
 from agenthropic_site.records import record_class
 from conftest import REPO
 
@@ -427,3 +432,37 @@ def test_an_undocumented_record_is_documented_by_its_signature_as_its_twin_witho
 
     assert Undocumented.__doc__ == UndocumentedTwin.__doc__.replace("UndocumentedTwin", "Undocumented") == "Undocumented(left: 'int', right: 'str' = 'r')"
     assert [str(found) for found in read[:1]] == ["(left: 'int', right: 'str' = 'r') -> None"]  # the record's own, then the twin's
+
+
+def test_the_packages_init_templates_are_written_for_exactly_its_shapes() -> None:
+    written = (REPO / "agenthropic_site" / "records" / "inits.py").read_text()
+    assert written == records.init_templates_source(records.package_shapes()), (
+        "a record of a new shape (or one gone): run python -c 'from agenthropic_site import records; records.write_init_templates()'"
+    )
+    for shape, template in inits.INITS.items():
+        namespace: dict[str, Any] = {}
+        exec(compile(records._init_source(shape), "<record_class>", "exec"), {}, namespace)  # noqa: S102 - the template's own text
+        compiled = namespace["__init__"].__code__
+        made = template.__code__
+        assert (made.co_code, made.co_names, made.co_consts, made.co_varnames) == (
+            compiled.co_code, compiled.co_names, compiled.co_consts, compiled.co_varnames), shape
+
+
+def test_importing_the_package_compiles_no_init() -> None:
+    # A fresh process: this one has made its templates already.
+    counted = (
+        "import builtins\n"
+        "compiled = []\n"
+        "real = builtins.compile\n"
+        "def counting(source, *args, **kwargs):\n"
+        "    if isinstance(source, str) and source.startswith('def __init__'):\n"
+        "        compiled.append(source)\n"
+        "    return real(source, *args, **kwargs)\n"
+        "builtins.compile = counting\n"
+        "from agenthropic_site import records\n"
+        "shapes = records.package_shapes()\n"
+        "print(len(shapes), len(compiled))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", counted], capture_output=True, text=True, check=True, cwd=REPO)
+    shapes, compiled = map(int, done.stdout.split())
+    assert shapes >= 30 and compiled == 0

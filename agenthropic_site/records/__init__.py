@@ -6,8 +6,10 @@ Python 3.11's `@dataclass` writes the source of every method it adds and compile
 `__eq__`, `__hash__`, `__repr__` and the orderings are one function each for every record, reading
 the class's fields through an `operator.attrgetter` made once per class; a frozen class's
 `__setattr__` and `__delattr__` are closures over its class and field names; and `__init__` is the
-code of a template compiled once for each shape (how many fields, frozen or not, which have a
-default factory, whether `__post_init__` runs), renamed for the class with `CodeType.replace`.
+code of a template for each shape (how many fields, frozen or not, which have a default factory,
+whether `__post_init__` runs), renamed for the class with `CodeType.replace`. The templates of the
+package's own shapes are written in records/inits.py, so Python caches their bytecode as any
+module's (compiling them at each import took 6-9 ms); another shape's is compiled once here.
 They behave as the generated ones do: the same signature, defaults, factories, errors, fields
 compared, hashed and shown (tests/test_records.py). A class with slots, keyword-only or
 init-less fields, `InitVar`s or a dataclass base is left to `dataclasses` whole: the package has three, with slots.
@@ -19,10 +21,12 @@ import dataclasses
 import inspect  # dataclasses imports it: no cost
 import operator
 from _thread import get_ident
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from types import CodeType, FunctionType
 from typing import Any, TypeVar, dataclass_transform, overload
+
+from agenthropic_site.records.inits import INITS
 
 _T = TypeVar("_T")
 Values = Callable[[Any], tuple[Any, ...]]
@@ -86,36 +90,100 @@ def _template_name(index: int) -> str:
     return f"_field{index}"
 
 
-@cache
-def _init_template(count: int, frozen: bool, factories: tuple[int, ...], post_init: bool) -> CodeType:
-    """Compile an `__init__` of `count` fields named `_field0`... (renamed for each class that has this shape)."""
+Shape = tuple[int, bool, tuple[int, ...], bool]  # an __init__'s: how many fields, frozen, which have a factory, __post_init__
+
+
+def _init_source(shape: Shape, name: str = "__init__") -> str:
+    """Write the `__init__` of a shape: `count` fields named `_field0`... (renamed for each class that has it)."""
+    count, frozen, factories, post_init = shape
     lines = []
     for index in range(count):
-        name = _template_name(index)
-        value = f"_factory{index}() if {name} is _FACTORY else {name}" if index in factories else name
+        field_name = _template_name(index)
+        value = f"_factory{index}() if {field_name} is _FACTORY else {field_name}" if index in factories else field_name
         # A frozen record's own __setattr__ refuses: set as dataclasses does, through object's.
-        lines.append(f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
+        lines.append(f"    _set(self, {field_name!r}, {value})" if frozen else f"    self.{field_name} = {value}")
     if post_init:
         lines.append("    self.__post_init__()")
-    source = f"def __init__(self, {', '.join(map(_template_name, range(count)))}):\n" + ("\n".join(lines) or "    pass") + "\n"
+    return f"def {name}(self, {', '.join(map(_template_name, range(count)))}):\n" + ("\n".join(lines) or "    pass") + "\n"
+
+
+@cache
+def _init_template(count: int, frozen: bool, factories: tuple[int, ...], post_init: bool) -> CodeType:
+    """Return the code of a shape's `__init__`: compiled with the package (records/inits.py) for its own shapes, else here."""
+    shape = (count, frozen, factories, post_init)
+    made = INITS.get(shape)
+    if made is not None:
+        # Compiling the package's 40 shapes here took 6-9 ms of every build's imports; their bytecode is cached as any module's.
+        return made.__code__
     namespace: dict[str, Any] = {}
-    exec(compile(source, "<record_class>", "exec"), {}, namespace)  # noqa: S102 - our own text, made of indexes
+    exec(compile(_init_source(shape), "<record_class>", "exec"), {}, namespace)  # noqa: S102 - our own text, made of indexes
     return namespace["__init__"].__code__
 
 
-def _make_init(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> Callable[..., None]:
-    """Return `cls.__init__`: the template of its shape, with the fields' names, defaults and factories."""
+def init_templates_source(shapes: Iterable[Shape]) -> str:
+    """Write records/inits.py: the `__init__` of each of these shapes, and INITS naming them by shape."""
+    ordered = sorted(set(shapes))
+    factories = max((index for shape in ordered for index in shape[2]), default=-1) + 1
+    head = [
+        '"""The `__init__` of each shape of the package\'s records, compiled with the package (`records._init_template`).',
+        "",
+        "Written by `python -c 'from agenthropic_site import records; records.write_init_templates()'`; do not edit.",
+        "tests/test_records.py checks it holds exactly the shapes of the package's records. The names",
+        "below stand for what each record's `__init__` is given when it is made from one of these.",
+        '"""',
+        "",
+        "# ruff: noqa: E501 - a record of many fields has a long signature",
+        "",
+        "from typing import Any",
+        "",
+        "_set: Any = object.__setattr__",
+        "_FACTORY: Any = None",
+        *(f"_factory{index}: Any = None" for index in range(factories)),
+    ]
+    bodies = [_init_source(shape, f"_init{number}") for number, shape in enumerate(ordered)]
+    table = ["INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {", *(f"    {shape!r}: _init{number}," for number, shape in enumerate(ordered)), "}"]
+    return "\n".join(head) + "\n\n\n" + "\n\n".join(bodies) + "\n\n" + "\n".join(table) + "\n"
+
+
+def package_shapes() -> set[Shape]:
+    """Import every module of the package and return the `__init__` shapes of its records."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    shapes: set[Shape] = set()
+    for module in pkgutil.walk_packages([str(Path(__file__).parent.parent)], "agenthropic_site."):
+        for value in vars(importlib.import_module(module.name)).values():
+            shape = getattr(value, "__record_init__", None) if isinstance(value, type) else None
+            if shape is not None and value.__module__ == module.name:
+                shapes.add(shape)
+    return shapes
+
+
+def write_init_templates() -> None:
+    """Write records/inits.py for the shapes of the package's records (after a record of a new shape is added)."""
+    from pathlib import Path
+
+    (Path(__file__).parent / "inits.py").write_text(init_templates_source(package_shapes()))
+
+
+def _shape(cls: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> Shape:
+    """Return the shape of a record's `__init__`."""
     factories = tuple(index for index, f in enumerate(fields) if f.default_factory is not dataclasses.MISSING)
-    post_init = hasattr(cls, "__post_init__")
+    return len(fields), frozen, factories, hasattr(cls, "__post_init__")
+
+
+def _make_init(cls: type, fields: tuple[dataclasses.Field[Any], ...], shape: Shape) -> Callable[..., None]:
+    """Return `cls.__init__`: the template of its shape, with the fields' names, defaults and factories."""
     renamed = {_template_name(index): f.name for index, f in enumerate(fields)}
 
     def rename(names: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(renamed.get(name, name) if isinstance(name, str) else name for name in names)
 
-    template = _init_template(len(fields), frozen, factories, post_init)
+    template = _init_template(*shape)
     code = template.replace(
         co_varnames=rename(template.co_varnames), co_names=rename(template.co_names), co_consts=rename(template.co_consts),
-        co_qualname=f"{cls.__qualname__}.__init__",
+        co_name="__init__", co_qualname=f"{cls.__qualname__}.__init__",
     )
     namespace: dict[str, Any] = {"__builtins__": __builtins__, "_set": object.__setattr__, "_FACTORY": _FACTORY}
     defaults = []
@@ -191,7 +259,8 @@ def record_class(cls: type[_T] | None = None, /, *, frozen: bool = False, order:
         made: Any = dataclasses.dataclass(cls, init=not here, eq=False, repr=False, frozen=frozen and not here, slots=slots)
         fields = dataclasses.fields(made)
         if here:
-            made.__init__ = _make_init(made, fields, frozen)
+            made.__record_init__ = shape = _shape(made, fields, frozen)
+            made.__init__ = _make_init(made, fields, shape)
             if frozen:
                 for name in ("__setattr__", "__delattr__"):
                     if name in own:
