@@ -116,6 +116,11 @@ def test_decoded_once_decodes_a_key_again_only_when_its_bytes_change_or_it_was_f
     decoded("a", b"2")
     decoded("b", b"1")
     assert calls == [("a", b"1"), ("b", b"1"), ("a", b"2"), ("a", b"2")]
+    # Given the checksum the cache verified, the key is known by it: the same checksum, no decoding.
+    calls.clear()
+    checked = decoded("c", b"3", "sum of 3")
+    assert decoded("c", b"3", "sum of 3") is checked and decoded("c", b"4", "sum of 4") == ["c", b"4"]
+    assert calls == [("c", b"3"), ("c", b"4")]
 
 
 def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path) -> None:

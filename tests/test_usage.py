@@ -350,7 +350,7 @@ def test_an_append_counts_only_the_new_request_in_the_usage_windows(demo_corpus:
     run_build(settings)
     decoded: list[str] = []
     real_decode = usage_module.decode
-    monkeypatch.setattr(usage_module, "decode", lambda session_id, data: decoded.append(session_id) or real_decode(session_id, data))
+    monkeypatch.setattr(usage_module, "decode", lambda session_id, data, checksum=None: decoded.append(session_id) or real_decode(session_id, data, checksum))
     main_file = next(demo_corpus.rglob(f"{SESSION}.jsonl"))
     reply = json.loads(next(line for line in reversed(main_file.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line))
     reply.update(timestamp="2030-01-01T00:00:00.000Z", uuid="appended", requestId="req_appended")

@@ -1069,8 +1069,8 @@ class Cache:
                 raise CacheDamaged(f"the stored requests of session {sid}", (("view", sid),))
             yield sid, bytes(usage), usage_sum
 
-    def view_summaries(self) -> Iterator[tuple[str, bytes | None]]:
-        """Yield every stored session summary by session id (None when damaged: derive it again).
+    def view_summaries(self) -> Iterator[tuple[str, bytes | None, str]]:
+        """Yield every stored session summary by session id, with its checksum (None when damaged: derive it again).
 
         Not the views: those are read one by one.
         """
@@ -1078,10 +1078,10 @@ class Cache:
             "SELECT session_id, summary, excluded, body_sum, summary_sum, row_sum FROM views ORDER BY session_id"
         ):
             if _view_row_sound(sid, *sums) and _sum(bytes(summary)) == sums[2]:
-                yield sid, bytes(summary)
+                yield sid, bytes(summary), sums[2]
             else:
                 self._damaged(f"the stored summary of session {sid}", (("view", sid),))
-                yield sid, None
+                yield sid, None, ""
 
     def view_body(self, session_id: str) -> bytes | None:
         """Return one session's stored view (None when there is none, or it is damaged: derive it again)."""

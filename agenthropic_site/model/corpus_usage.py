@@ -54,7 +54,7 @@ def sum_all(sums: Sums, read: ReadRequests, tz: str) -> tuple[Usage, BlockScan, 
 
     def requests() -> Iterable[UsageRequest]:
         for session_id, data, checksum in read([session_id for session_id, _ in sums]):
-            decoded = decode(session_id, data)
+            decoded = decode(session_id, data, checksum)
             entries[session_id] = _entry(len(decoded), data, checksum)
             yield from decoded
 
@@ -87,7 +87,7 @@ def carry(state: str | None, sums: Sums, read: ReadRequests, tz: str) -> tuple[U
             count, size, _, head = sessions.get(session_id, (0, 2, "", ""))
             if count and not (len(data) > size and data[size - 1 : size] == b"," and _digest(memoryview(data)[: size - 1]) == head):
                 return None  # not the same requests with more after them
-            requests = decode(session_id, data)
+            requests = decode(session_id, data, checksum)
             entries[session_id] = _entry(len(requests), data, checksum)
             added += requests[count:]
         if len(entries) != len(sums):
@@ -119,9 +119,9 @@ def _entry(count: int, data: bytes, checksum: str) -> Entry:
     return [count, len(data), checksum, _digest(memoryview(data)[:-1])]
 
 
-def decode(session_id: str, data: bytes) -> list[UsageRequest]:
-    """Decode one session's stored requests, once per process for the same bytes (a `--watch` builds again and again)."""
-    return _DECODED(session_id, data)
+def decode(session_id: str, data: bytes, checksum: str | None = None) -> list[UsageRequest]:
+    """Decode one session's stored requests, once per process for the same bytes (a `--watch` builds again and again; `checksum`: theirs, verified)."""
+    return _DECODED(session_id, data, checksum)
 
 
 def _requests(session_id: str, data: bytes) -> list[UsageRequest]:

@@ -111,11 +111,11 @@ def refresh_views(
             store_views(cache, compute_views(cache, batch, prices, figures))
     summaries = {}
     damaged = []
-    for sid, body in cache.view_summaries():  # one at a time: never every summary's bytes at once
+    for sid, body, checksum in cache.view_summaries():  # one at a time: never every summary's bytes at once
         summary = None
         if body is not None:  # None: it failed its checksum
             try:
-                summary = _decoded(sid, body)
+                summary = _decoded(sid, body, checksum)
             except DAMAGED:
                 pass
         if summary is None:
