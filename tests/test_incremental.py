@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -347,3 +349,44 @@ def kept_insights(settings: BuildConfig) -> str:
     with closing(sqlite3.connect(settings.cache / CACHE_FILE)) as conn:
         (value,) = conn.execute("SELECT value FROM meta WHERE key = 'project_insights'").fetchone()
     return str(value)
+
+
+def _append_copy(path: Path, kind: str) -> None:
+    """Append a copy of the transcript's last user tool result ("tool") or assistant text reply ("text"), with fresh ids, dated after it."""
+    lines = path.read_bytes().splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    last_uuid = next(record["uuid"] for record in reversed(records) if record.get("uuid"))
+
+    def blocks(record: dict) -> list:
+        content = record.get("message", {}).get("content") if isinstance(record.get("message"), dict) else None
+        return content if isinstance(content, list) else []
+
+    wanted = "tool_result" if kind == "tool" else "text"
+    role = "user" if kind == "tool" else "assistant"
+    record = next(record for record in reversed(records)
+                  if record.get("type") == role and any(isinstance(block, dict) and block.get("type") == wanted for block in blocks(record)))
+    copy = json.loads(json.dumps(record))
+    copy["parentUuid"], copy["uuid"] = last_uuid, f"{kind}-copy-{len(lines)}"
+    copy["timestamp"] = max(r["timestamp"] for r in records if isinstance(r.get("timestamp"), str))[:19] + ".999Z"
+    if role == "assistant":
+        copy["message"]["id"] = f"msg_{kind}_copy_{len(lines)}"
+        copy["requestId"] = f"req_{kind}_copy_{len(lines)}"
+    with path.open("ab") as handle:
+        handle.write(json.dumps(copy).encode() + b"\n")
+
+
+def test_markdown_it_loads_only_for_a_build_that_renders_text(demo_corpus: Path, tmp_path: Path) -> None:
+    # A process of its own for each build: what it loaded is what an `agenthropic build` loads.
+    arguments = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "live"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "-q"]
+    probe = "import sys; from agenthropic_site.cli import main; code = main(sys.argv[1:]); print(code, 'markdown_it' in sys.modules)"
+
+    def build() -> str:
+        done = subprocess.run([sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=300)
+        return done.stdout.strip()
+
+    assert build() == "1 True"  # a cold build renders every text (the demo has sessions it cannot price: exit 1)
+    _append_copy(main_file(demo_corpus), "tool")
+    assert build() == "1 False"  # the new message is a tool result: no Markdown to render
+    _append_copy(main_file(demo_corpus), "text")
+    assert build() == "1 True"
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)

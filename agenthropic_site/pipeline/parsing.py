@@ -236,8 +236,9 @@ def run(setup: tuple[str, int], task: tuple[SessionFiles, dict[str, ScanCheckpoi
     return read_and_parse(setup[0], task[0], setup[1], task[1])
 
 
-# The forkserver starts once, for whichever task comes first: it loads the views and render tasks' modules too.
-WORKER_PRELOAD = ("agenthropic_site.pipeline.parsing", "agenthropic_site.pipeline.viewing", "agenthropic_site.pipeline.rendering")
+# The forkserver starts once, for whichever task comes first: it loads the views and render tasks' modules too,
+# and markdown-it, which render/markdown.py loads only when a text is first rendered (each render worker would load it).
+WORKER_PRELOAD = ("agenthropic_site.pipeline.parsing", "agenthropic_site.pipeline.viewing", "agenthropic_site.pipeline.rendering", "markdown_it")
 PARSE_TASK: Task[tuple[str, int], tuple[SessionFiles, dict[str, ScanCheckpoint] | None], ParseOutcome] = Task(start, run, WORKER_PRELOAD)
 PARSE_CHUNK = 4  # sessions sent to a worker at a time: fewer round trips, answers still soon
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import escapeHtml
-from markdown_it.renderer import RendererHTML
-from markdown_it.token import Token
-from markdown_it.utils import OptionsDict
+if TYPE_CHECKING:
+    # markdown-it loads when a text is first rendered (17 ms): a build that renders no new text,
+    # such as an append of tool calls or hook events only, never loads it.
+    from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import OptionsDict
 
 # Texts up to this size are memoised: transcripts repeat prompts, reminders and replies a lot, and
 # a bound on the size as well as the count keeps the cache's memory small.
@@ -70,11 +72,15 @@ def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: Optio
     url = str(token.attrGet("src") or "")
     if len(url) > SHOWN_URL_CHARS:
         url = url[:SHOWN_URL_CHARS] + "…"
+    from markdown_it.common.utils import escapeHtml  # loaded already: this runs inside a render
+
     return f'<span class="md-image">[image: {escapeHtml(alt)}] <code>{escapeHtml(url)}</code></span>'
 
 
 @lru_cache(maxsize=1)
 def _renderer() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     # A bare MarkdownIt() is the commonmark preset, which passes raw HTML through; js-default with
     # html off escapes it, and keeps markdown-it's validateLink (no javascript:, vbscript:, file:, data: links).
     md = MarkdownIt("js-default", {"html": False, "linkify": False, "typographer": False})
