@@ -113,7 +113,7 @@ def _init_template(count: int, frozen: bool, factories: tuple[int, ...], post_in
     shape = (count, frozen, factories, post_init)
     made = INITS.get(shape)
     if made is not None:
-        # Compiling the package's 40 shapes here took 6-9 ms of every build's imports; their bytecode is cached as any module's.
+        # Compiling the package's shapes here took 6-9 ms of every build's imports; their bytecode is cached as any module's.
         return made.__code__
     namespace: dict[str, Any] = {}
     exec(compile(_init_source(shape), "<record_class>", "exec"), {}, namespace)  # noqa: S102 - our own text, made of indexes
@@ -123,7 +123,7 @@ def _init_template(count: int, frozen: bool, factories: tuple[int, ...], post_in
 def init_templates_source(shapes: Iterable[Shape]) -> str:
     """Write records/inits.py: the `__init__` of each of these shapes, and INITS naming them by shape."""
     ordered = sorted(set(shapes))
-    factories = max((index for shape in ordered for index in shape[2]), default=-1) + 1
+    factory_names = max((index for shape in ordered for index in shape[2]), default=-1) + 1
     head = [
         '"""The `__init__` of each shape of the package\'s records, compiled with the package (`records._init_template`).',
         "",
@@ -138,7 +138,7 @@ def init_templates_source(shapes: Iterable[Shape]) -> str:
         "",
         "_set: Any = object.__setattr__",
         "_FACTORY: Any = None",
-        *(f"_factory{index}: Any = None" for index in range(factories)),
+        *(f"_factory{index}: Any = None" for index in range(factory_names)),
     ]
     bodies = [_init_source(shape, f"_init{number}") for number, shape in enumerate(ordered)]
     table = ["INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {", *(f"    {shape!r}: _init{number}," for number, shape in enumerate(ordered)), "}"]
