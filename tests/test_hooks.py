@@ -115,6 +115,22 @@ def test_a_stop_older_than_transcript_activity_changes_nothing(tmp_path: Path) -
     assert statuses(out)[SID] == "working"
 
 
+@pytest.mark.parametrize("received_at", ["2026-13-45T99:99:99.999Z", "2026-02-30T10:00:00.000Z", "0000-01-01T00:00:00.000Z",
+                                         "9999-12-31T23:59:59.999Z"])
+def test_a_spool_time_of_our_form_that_is_no_real_instant_is_a_bad_line(tmp_path: Path, received_at: str) -> None:
+    corpus, out, cache = session_corpus(tmp_path / "corpus"), tmp_path / "out", tmp_path / "cache"
+    send(cache, "Stop")
+    spool = cache / "hooks" / "spool.jsonl"
+    record = json.loads(spool.read_text())
+    record["received_at"] = received_at  # the spool is a file anyone can edit
+    spool.write_text(json.dumps(record) + "\n")
+    for _ in range(2):  # a month 13 once stored failed every later build (exit 4); the year 9999 held "waiting" for ever
+        assert build(corpus, out, cache) == 0
+        assert statuses(out)[SID] == "working"
+    report = json.loads((out / "data" / "index.json").read_text())["report"]
+    assert report["hook_spool_bad_lines"] == 1 and report["hook_events"] == {}
+
+
 def test_a_subagent_stop_before_its_transcript_is_replayed_when_it_appears(tmp_path: Path) -> None:
     corpus, out, cache = session_corpus(tmp_path / "corpus", with_agent=False), tmp_path / "out", tmp_path / "cache"
     assert build(corpus, out, cache) == 0

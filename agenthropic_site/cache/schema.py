@@ -4,7 +4,8 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 22  # 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
+SCHEMA_VERSION = 23  # 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
+# 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
 

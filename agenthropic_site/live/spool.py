@@ -104,12 +104,24 @@ def kept_fields(payload: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def _real_instant(text: str) -> bool:
+    """Tell whether a spool time of our form names a real instant of the years a transcript's may be in.
+
+    The hook writes it from the clock, but the spool is a file anyone can edit: a month 13, once
+    stored, failed every later build, and the year 9999 would hold a status for ever.
+    """
+    from agenthropic_site.parse.fields import instant_of  # loaded by a build, never by the hook
+
+    return instant_of(text) == text
+
+
 def clean_record(record: Any) -> dict[str, Any] | None:
     """Return a spool record as a build may store it (ours and identifiers only), or None if it is not ours."""
     if not isinstance(record, dict):
         return None
     delivery_id, received_at = record.get("delivery_id"), record.get("received_at")
-    if not (isinstance(delivery_id, str) and _DELIVERY.match(delivery_id) and isinstance(received_at, str) and _RECEIVED.match(received_at)):
+    if not (isinstance(delivery_id, str) and _DELIVERY.match(delivery_id) and isinstance(received_at, str) and _RECEIVED.match(received_at)
+            and _real_instant(received_at)):
         return None
     clean: dict[str, Any] = {"delivery_id": delivery_id, "received_at": received_at}
     if isinstance(record.get("payload"), dict):
