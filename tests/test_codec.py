@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agenthropic_site.cache import Cache, codec
@@ -206,3 +206,83 @@ def test_any_tree_round_trips_and_reencodes_to_the_same_bytes(tree: Tree) -> Non
 def test_view_shapes_round_trip(spend: list[tuple[str, Decimal | str]], what_if: list[WhatIf]) -> None:
     view = SessionView("s", "f", "p", None, None, None, None, [], None, None, None, None, [], [], {}, what_if=what_if, spend_over_time=spend)
     assert codec.decode(SessionView, codec.encode(view)) == view
+
+
+# -- the generated decoders -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def checked_only() -> Any:
+    """Decoders of SessionView and SessionSummary built with no generated decoder at all: each field checked by a call."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codec, "_DATACLASSES", {})
+        patch.setattr(codec, "_CHECKED", {})
+        patch.setattr(codec, "_generated", lambda cls, fields, positional, checked: checked)
+        return {cls: codec.dataclass_decoder(cls) for cls in (SessionView, SessionSummary)}
+
+
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["", "1.50", "-0", "NaN", "1e3", "x", "2026-01-01T00:00:00.000Z"]) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2), max_leaves=4)
+
+
+def _mutated(data: st.DataObject, raw: dict[str, Any]) -> dict[str, Any]:
+    """Change one place of a copy of `raw`: a value replaced, a key dropped or an unknown key added, anywhere in the tree."""
+    copy = orjson.loads(orjson.dumps(raw))
+    node: Any = copy
+    while True:
+        children = sorted(node) if isinstance(node, dict) else list(range(len(node))) if isinstance(node, list) else []
+        if not children:
+            break
+        key = data.draw(st.sampled_from(children))
+        child = node[key]
+        if not isinstance(child, (dict, list)) or not child or data.draw(st.booleans()):
+            action = data.draw(st.sampled_from(["replace", "drop", "add"]))
+            if action == "replace" or (action == "drop" and not isinstance(node, dict)):
+                node[key] = data.draw(ANY_JSON)
+            elif action == "drop":
+                del node[key]
+            elif isinstance(child, dict):
+                child[data.draw(st.text(min_size=1, max_size=3))] = data.draw(ANY_JSON)
+            else:
+                node[key] = data.draw(ANY_JSON)
+            break
+        node = child
+    return copy
+
+
+def _outcome(decoder: Any, raw: Any) -> tuple[Any, ...]:
+    """What a decoder makes of parsed JSON: its value (encoded, and as it compares), or the error it raises."""
+    try:
+        value = decoder(orjson.loads(orjson.dumps(raw)))
+    except CodecError as error:
+        return ("refused", str(error))
+    except Exception as error:  # noqa: BLE001 - whatever else either raises must be the same too
+        return ("raised", type(error).__name__, str(error))
+    return ("decoded", codec.encode(value), value)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), summary=st.booleans())
+def test_the_generated_decoders_take_and_refuse_exactly_what_the_checked_ones_do(
+    data: st.DataObject, summary: bool, a_view: dict[str, Any], a_summary: dict[str, Any], checked_only: Any,
+) -> None:
+    cls, raw = (SessionSummary, a_summary) if summary else (SessionView, a_view)
+    changed = _mutated(data, raw)
+    assert _outcome(codec.dataclass_decoder(cls), changed) == _outcome(checked_only[cls], changed)
+
+
+@pytest.fixture(scope="module")
+def a_summary(demo_rows: list[tuple[str, bytes, bytes]]) -> dict[str, Any]:
+    """A stored summary (as parsed JSON) with models and prompts."""
+    raws = [orjson.loads(summary) for _, _, summary in demo_rows]
+    return max(raws, key=lambda raw: (len(raw["by_model"]), len(raw["prompts"])))
+
+
+def test_the_generated_decoders_are_the_ones_used_and_build_what_the_checked_ones_build(
+    demo_rows: list[tuple[str, bytes, bytes]], checked_only: Any,
+) -> None:
+    assert codec.dataclass_decoder(SessionView) is not codec._CHECKED[SessionView]  # the generated one decodes
+    for _, body, summary in demo_rows:
+        for cls, data in ((SessionView, body), (SessionSummary, summary)):
+            assert _outcome(codec.dataclass_decoder(cls), orjson.loads(data)) == _outcome(checked_only[cls], orjson.loads(data))
