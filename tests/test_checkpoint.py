@@ -22,7 +22,7 @@ from agenthropic_site.cache.store import _sum
 from agenthropic_site.corpus import scan_corpus
 from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.checkpoint import CannotResume
-from agenthropic_site.parse.model import Message
+from agenthropic_site.parse.model import Block, Message, message_from_row, message_row
 from agenthropic_site.pipeline import parsing
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.pipeline.parsing import ReadCount, load_session
@@ -117,6 +117,13 @@ def test_a_scan_carried_on_from_checkpoints_equals_one_from_byte_0(tmp_path: Pat
                 resumed += len(carried.tails)
             sessions += 1
     assert sessions >= 10 and resumed >= 50, (sessions, resumed)
+
+
+def test_a_message_comes_back_from_its_stored_row_with_every_field() -> None:
+    # Each field set to a value no other field has: a field read from another's place shows.
+    blocks = (Block("tool_use", "the input", "Bash", "toolu_1", True, 9_001), Block("text", "words", None, None, False, None))
+    message = Message("assistant", "uuid-1", "2026-05-01T10:00:00.000Z", blocks, "claude-x", True, "a subtype", "msg_1")
+    assert message_from_row(orjson.loads(orjson.dumps(message_row(message)))) == message
 
 
 def test_a_reply_cut_between_its_lines_goes_on_in_the_same_message() -> None:
