@@ -165,11 +165,14 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "site"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One headless Chromium for the run (for each of its workers), the system's (tests/test_browser.py says why and how).
+    """One headless Chromium for each test module that uses it, the system's (tests/test_browser.py says why and how).
 
-    Each test gets a fresh context of it (`context`): its own storage, cookies and pages.
+    Each test gets a fresh context of it (`context`): its own storage, cookies and pages. Not one
+    for the whole run: while Playwright runs, a thread of its own waits for its driver, and a build
+    never forks its process aside in a process with threads, so the tests of tests/test_look_aside.py
+    that ran after a browser test in the same process found no process aside.
     """
     from playwright.sync_api import sync_playwright
 
