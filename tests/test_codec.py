@@ -210,16 +210,6 @@ def test_view_shapes_round_trip(spend: list[tuple[str, Decimal | str]], what_if:
 
 # -- the generated decoders -------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def checked_only() -> Any:
-    """Decoders of SessionView and SessionSummary built with no generated decoder at all: each field checked by a call."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(codec, "_DATACLASSES", {})
-        patch.setattr(codec, "_CHECKED", {})
-        patch.setattr(codec, "_generated", lambda cls, fields, positional, checked: checked)
-        return {cls: codec.dataclass_decoder(cls) for cls in (SessionView, SessionSummary)}
-
-
 ANY_JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from(["", "1.50", "-0", "NaN", "1e3", "x", "2026-01-01T00:00:00.000Z"]) | st.text(max_size=4),
@@ -262,16 +252,6 @@ def _outcome(decoder: Any, raw: Any) -> tuple[Any, ...]:
     return ("decoded", codec.encode(value), value)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), summary=st.booleans())
-def test_the_generated_decoders_take_and_refuse_exactly_what_the_checked_ones_do(
-    data: st.DataObject, summary: bool, a_view: dict[str, Any], a_summary: dict[str, Any], checked_only: Any,
-) -> None:
-    cls, raw = (SessionSummary, a_summary) if summary else (SessionView, a_view)
-    changed = _mutated(data, raw)
-    assert _outcome(codec.dataclass_decoder(cls), changed) == _outcome(checked_only[cls], changed)
-
-
 @pytest.fixture(scope="module")
 def a_summary(demo_rows: list[tuple[str, bytes, bytes]]) -> dict[str, Any]:
     """A stored summary (as parsed JSON) with models and prompts."""
@@ -279,10 +259,32 @@ def a_summary(demo_rows: list[tuple[str, bytes, bytes]]) -> dict[str, Any]:
     return max(raws, key=lambda raw: (len(raw["by_model"]), len(raw["prompts"])))
 
 
-def test_the_generated_decoders_are_the_ones_used_and_build_what_the_checked_ones_build(
-    demo_rows: list[tuple[str, bytes, bytes]], checked_only: Any,
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), summary=st.booleans())
+def test_the_generated_decoders_take_and_refuse_exactly_what_the_checked_ones_do(
+    data: st.DataObject, summary: bool, a_view: dict[str, Any], a_summary: dict[str, Any],
 ) -> None:
-    assert codec.dataclass_decoder(SessionView) is not codec._CHECKED[SessionView]  # the generated one decodes
+    cls, raw = (SessionSummary, a_summary) if summary else (SessionView, a_view)
+    changed = _mutated(data, raw)
+    assert _outcome(codec.generated_decoder(cls), changed) == _outcome(codec.dataclass_decoder(cls), changed)
+
+
+def test_the_generated_decoders_build_what_the_checked_ones_build(demo_rows: list[tuple[str, bytes, bytes]]) -> None:
+    assert codec.generated_decoder(SessionView) is not codec.dataclass_decoder(SessionView)
     for _, body, summary in demo_rows:
         for cls, data in ((SessionView, body), (SessionSummary, summary)):
-            assert _outcome(codec.dataclass_decoder(cls), orjson.loads(data)) == _outcome(checked_only[cls], orjson.loads(data))
+            assert _outcome(codec.generated_decoder(cls), orjson.loads(data)) == _outcome(codec.dataclass_decoder(cls), orjson.loads(data))
+
+
+def test_a_class_is_decoded_by_its_generated_decoder_once_enough_of_it_was_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec, "_GENERATED", {})
+    monkeypatch.setattr(codec, "_DECODED_BYTES", {})
+    monkeypatch.setattr(codec, "GENERATE_AFTER_BYTES", 100)
+    body = codec.encode(Leaf("a leaf", Decimal("1.50"), 7))
+    assert len(body) < 100 <= 3 * len(body)
+    made = []
+    monkeypatch.setattr(codec, "_generated", lambda *args: made.append(args[0]) or codec.dataclass_decoder(args[0]))
+    for _ in range(3):
+        assert codec.decode(Leaf, body) == Leaf("a leaf", Decimal("1.50"), 7)
+    assert made == [Leaf]  # written out once, when the JSON decoded reached the bound
+    assert Leaf in codec._GENERATED

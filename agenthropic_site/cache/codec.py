@@ -5,9 +5,9 @@ what the cache has always stored. The decoder walks `dataclasses.fields()` and t
 hints of the class it is given, so a field added to a class is read back like every other, and a
 stored object must hold exactly the fields of its class: a missing field, an unknown key (a
 renamed field) or a value of the wrong shape raises CodecError rather than coming back as a
-default. Generic on purpose: the classes are arguments, nothing here imports them. Each class's
-decoder is written out once as code (`_generated`, as dataclasses write `__init__`), and leaves
-anything it does not expect to the decoder that names the error.
+default. Generic on purpose: the classes are arguments, nothing here imports them. A process that
+decodes much of a class has its decoder written out as code (`generated_decoder`, as dataclasses
+write `__init__`), which leaves anything it does not expect to the checked decoder that names the error.
 
 Supported annotations: dataclasses (nested, also frozen or slotted), `list[X]`, `tuple[X, ...]`,
 `tuple[X, Y]`, `dict[str, X]`, unions such as `X | None`, `Decimal` (stored as its string),
@@ -55,18 +55,30 @@ def encode(value: Any) -> bytes:
     return orjson.dumps(value, default=_default, option=orjson.OPT_SORT_KEYS)
 
 
+# JSON of one class a process decodes before it writes the class's decoder out as code: compiling
+# the decoders of a session view's classes takes 3-5 ms, which pays for itself in about 1 MB (the
+# 60 MB session's 3.2 MB view: 40 -> 27 ms), and 500 summaries (1 MB) would not pay it back.
+GENERATE_AFTER_BYTES = 2 << 20
+_DECODED_BYTES: dict[type, int] = {}
+
+
 def decode(cls: type[T], data: bytes | str) -> T:
     """Rebuild an instance of `cls` from `encode`'s bytes."""
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise CodecError(f"not JSON: {error}") from None
-    return convert(cls, raw)
+    decoder = _GENERATED.get(cls)
+    if decoder is None:
+        seen = _DECODED_BYTES[cls] = _DECODED_BYTES.get(cls, 0) + len(data)
+        decoder = generated_decoder(cls) if seen >= GENERATE_AFTER_BYTES else dataclass_decoder(cls)
+    result: T = decoder(raw)
+    return result
 
 
 def convert(cls: type[T], raw: Any) -> T:
     """Build an instance of `cls` from already parsed JSON."""
-    result: T = dataclass_decoder(cls)(raw)
+    result: T = (_GENERATED.get(cls) or dataclass_decoder(cls))(raw)
     return result
 
 
@@ -135,15 +147,29 @@ def _build_dataclass(cls: type) -> Decoder:
             del _DATACLASSES[added]
         raise
     size = len(plan)
-    _CHECKED[cls] = decode_dataclass
-    _DATACLASSES[cls] = fast = _generated(cls, [(field, hints[field], decoder) for field, decoder in plan], positional, decode_dataclass)
-    return fast
+    return decode_dataclass
 
 
-# Each dataclass's decoder that checks every field with a call of its own and names what is wrong
-# (`_build_dataclass`); `_DATACLASSES` holds the generated one (`_generated`) that leaves any
-# value it does not expect to it.
-_CHECKED: dict[type, Decoder] = {}
+# Each dataclass's decoder written out as code (`generated_decoder`), made when a process first needs it.
+_GENERATED: dict[type, Decoder] = {}
+
+
+def generated_decoder(cls: type) -> Decoder:
+    """Return the decoder of one dataclass written out as code, nested classes' too (made once); it takes and refuses what the checked one does."""
+    decoder = _GENERATED.get(cls)
+    if decoder is None:
+        checked = dataclass_decoder(cls)  # the class is one the codec can store, and this is what names an error
+        _GENERATED[cls] = checked  # a class that contains itself meets its checked decoder
+        try:
+            hints = typing.get_type_hints(cls)
+            fields = [(field.name, hints[field.name], _decoder(hints[field.name], f"{cls.__name__}.{field.name}", generated_decoder))
+                      for field in dataclasses.fields(cls)]
+            positional = not any(field.kw_only for field in dataclasses.fields(cls))
+            decoder = _GENERATED[cls] = _generated(cls, fields, positional, checked)
+        except BaseException:
+            del _GENERATED[cls]
+            raise
+    return decoder
 
 
 class _Unexpected(Exception):
@@ -232,8 +258,8 @@ def _locate(error: CodecError, attempts: typing.Iterable[tuple[str | int, Decode
             return
 
 
-def _decoder(hint: Any, where: str) -> Decoder:
-    """Return the decoder of one annotation (`where` names it in errors about the type itself)."""
+def _decoder(hint: Any, where: str, dataclass_of: Callable[[type], Decoder] = dataclass_decoder) -> Decoder:
+    """Return the decoder of one annotation (`where` names it in errors about the type itself), nested dataclasses' by `dataclass_of`."""
     if hint is Any or hint is object:
         return _identity
     if hint is Decimal:
@@ -241,20 +267,20 @@ def _decoder(hint: Any, where: str) -> Decoder:
     if hint in SCALARS:
         return _scalar(hint)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _DATACLASSES.get(hint) or _build_dataclass(hint)
+        return dataclass_of(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Union or origin is types.UnionType:
-        return _union(args, where)
+        return _union(args, where, dataclass_of)
     if hint is list or origin is list:
-        return _list(_decoder(args[0], where) if args else _identity)
+        return _list(_decoder(args[0], where, dataclass_of) if args else _identity)
     if hint is dict or origin is dict:
         if args and args[0] is not str:
             raise TypeError(f"{where}: JSON object keys are strings, not {args[0]!r}")
-        return _dict(_decoder(args[1], where) if args else _identity)
+        return _dict(_decoder(args[1], where, dataclass_of) if args else _identity)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
-            return _tuple_of(_decoder(args[0], where))
-        return _fixed_tuple(tuple(_decoder(arg, where) for arg in args))
+            return _tuple_of(_decoder(args[0], where, dataclass_of))
+        return _fixed_tuple(tuple(_decoder(arg, where, dataclass_of) for arg in args))
     raise TypeError(f"{where}: the codec cannot decode {hint!r}")
 
 
@@ -294,11 +320,11 @@ def _scalar(kind: type) -> Decoder:
 _SCALAR_KINDS: dict[Decoder, type] = {}
 
 
-def _union(members: tuple[Any, ...], where: str) -> Decoder:
+def _union(members: tuple[Any, ...], where: str, dataclass_of: Callable[[type], Decoder]) -> Decoder:
     none = type(None)
     if len(members) == 2 and none in members:
         # X | None, the common case: one test before X's decoder.
-        inner = _decoder(members[0] if members[1] is none else members[1], where)
+        inner = _decoder(members[0] if members[1] is none else members[1], where, dataclass_of)
 
         def decode_optional(raw: Any) -> Any:
             return None if raw is None else inner(raw)
@@ -307,7 +333,7 @@ def _union(members: tuple[Any, ...], where: str) -> Decoder:
     # string: the JSON cannot tell them apart, and the string loses nothing); else the first
     # other member that accepts it wins.
     kept = frozenset(member for member in members if member in SCALARS and member is not float)
-    others = [_decoder(member, where) for member in members if member not in kept]
+    others = [_decoder(member, where, dataclass_of) for member in members if member not in kept]
     expected = " | ".join(getattr(member, "__name__", repr(member)) for member in members)
 
     def decode_union(raw: Any) -> Any:
