@@ -238,3 +238,28 @@ def dump_cache(folder: Path) -> list[str]:
         return lines
     finally:
         conn.close()
+
+
+def differences(computed: object, decoded: object, where: str = "$") -> list[str]:
+    """List where two values differ in anything a page could show: type, dict key order, decimal digits, float repr (empty: exactly alike)."""
+    import dataclasses
+    from decimal import Decimal
+
+    if type(computed) is not type(decoded):
+        return [f"{where}: {type(computed).__name__} against {type(decoded).__name__}"]
+    if dataclasses.is_dataclass(computed):
+        return [found for f in dataclasses.fields(computed)
+                for found in differences(getattr(computed, f.name), getattr(decoded, f.name), f"{where}.{f.name}")]
+    if isinstance(computed, dict):
+        assert isinstance(decoded, dict)
+        if list(computed) != list(decoded):
+            return [f"{where}: keys {list(computed)[:4]} against {list(decoded)[:4]}"]
+        return [found for key in computed for found in differences(computed[key], decoded[key], f"{where}[{key!r}]")]
+    if isinstance(computed, (list, tuple)):
+        assert isinstance(decoded, (list, tuple))
+        if len(computed) != len(decoded):
+            return [f"{where}: {len(computed)} items against {len(decoded)}"]
+        return [found for index, pair in enumerate(zip(computed, decoded)) for found in differences(*pair, f"{where}[{index}]")]
+    if isinstance(computed, (Decimal, float)):
+        return [] if repr(computed) == repr(decoded) else [f"{where}: {computed!r} against {decoded!r}"]
+    return [] if computed == decoded else [f"{where}: {computed!r:.60} against {decoded!r:.60}"]

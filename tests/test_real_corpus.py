@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build, plain_copy
+from conftest import build, differences, plain_copy
 from test_token_truth import UUID_RE, first_session_id, named_sessions, shared_corpus_names
 
 AGENT_KINDS = ("subagent", "warmup", "compaction", "side_question", "prompt_suggestion", "workflow", "teammate")
@@ -121,3 +121,21 @@ def test_totals_are_exact_when_every_file_is_read(real: Built) -> None:
         pytest.skip("a file is past the size cap or a model has no price: the totals are a lower bound")
     assert real.index["report"]["uncounted_transcripts"] == 0
     assert real.index["totals"]["cost_lower_bound"] is False
+
+
+def test_every_computed_view_is_exactly_its_decoded_copy(real: Built) -> None:
+    """The render of a session changed alone takes its computed view (model/stored.py ComputedAlone): real shapes must round-trip exactly."""
+    from agenthropic_site.cache import Cache
+    from agenthropic_site.cost import load_price_table
+    from agenthropic_site.model.stored import decode_view, encode_view
+    from agenthropic_site.model.views import compute_views
+
+    cache = Cache.reader(real.site.parent / "cache")
+    try:
+        ids = sorted(cache.session_ids())
+        assert ids
+        for start in range(0, len(ids), 16):
+            for sid, view in compute_views(cache, ids[start : start + 16], load_price_table()).items():
+                assert differences(view, decode_view(encode_view(view))) == [], sid
+    finally:
+        cache.close()

@@ -124,8 +124,9 @@ class SessionView:
     graph_problems: list[str] = field(default_factory=list)
     critical_path: list[str] = field(default_factory=list)  # longest chain of agent durations from main
     prompts: list[str] = field(default_factory=list)  # the first few prompts, for the site's search
-    # (instant, cumulative cost); decoded views keep the cost as its decimal string: only the
-    # session page's chart reads it, so 120 Decimals per session are not built for every build.
+    # (instant, cumulative cost), the cost as its decimal string (computed views too, so that one
+    # renders as its decoded copy): only the session page's chart reads it, so 120 Decimals per
+    # session are not built for every build.
     spend_over_time: list[tuple[str, Decimal | str]] = field(default_factory=list)
     context: list[ContextPoint] = field(default_factory=list)  # every owned request's context size, in time order
     uncached_cost: Decimal | None = None  # the cost with every cache read and write priced as plain input
@@ -282,8 +283,10 @@ def _load_sessions(cache: Cache, ids: list[str], calls_of: dict[str, dict[str, l
             ended_at=row["ended_at"],
             main_ended_at=row["main_ended_at"],
             excluded_reason=None,  # set by _load_usage when a request the session owns has no price
-            warnings=[{"code": c, "message": m, "agent_id": a} for c, m, a in details["warnings"]],
-            line_errors=[{"file": f, "line": n, "code": c, "message": m} for f, n, c, m in details["line_errors"]],
+            # Keys in the order the stored view has them (the codec sorts keys), as every dict of a
+            # view: the render of a session changed alone takes its view as computed (stored.ComputedAlone).
+            warnings=[{"agent_id": a, "code": c, "message": m} for c, m, a in details["warnings"]],
+            line_errors=[{"code": c, "file": f, "line": n, "message": m} for f, n, c, m in details["line_errors"]],
             unknown_types=details["unknown_types"],
             prompts=details.get("prompts", []),
             main_state=details.get("main_state", "present"),
@@ -350,7 +353,8 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: list[str])
             )
         )
     for row in cache.session_rows("orchestration_edges", ids):
-        sessions[row["session_id"]].edges.append({"parent": row["parent"], "child": row["child"], "source": row["source"], "tool_use_id": row["tool_use_id"]})
+        # Keys sorted, as the stored view has them (see _load_sessions).
+        sessions[row["session_id"]].edges.append({"child": row["child"], "parent": row["parent"], "source": row["source"], "tool_use_id": row["tool_use_id"]})
     for session in sessions.values():
         agents = session.agent_map
         session.unlinked_agents = sorted(a.agent_id for a in session.agents if a.parent_agent_id is None and a.agent_id != session.session_id)
@@ -421,15 +425,20 @@ def _load_usage(
         session.cost_by_day = dict(sorted(session.cost_by_day.items()))
         # Time order (untimed requests first), ties in the rows' own order: the chart and data read it so.
         session.context.sort(key=lambda point: point.at or "")
-        session.cost_by_category = {} if excluded else by_category(rows_of.get(session_id, []))
+        session.cost_by_category = {} if excluded else _by_name(by_category(rows_of.get(session_id, [])))
         for agent in session.agents:
             entry = per_agent.get(agent.agent_id)
             agent.tokens, agent.cost, agent.requests = (Tokens(*entry[:5]), entry[5], entry[6]) if entry else (Tokens(), Decimal(0), 0)
     for session in sessions.values():
         session.copies_counted_in = dict(sorted(session.copies_counted_in.items()))
         if session.excluded_reason is None and session.session_id not in counted:
-            session.cost_by_category = by_category([])  # every category, at zero: nothing was billed
+            session.cost_by_category = _by_name(by_category([]))  # every category, at zero: nothing was billed
     return rows_of
+
+
+def _by_name(costs: dict[str, Decimal]) -> dict[str, Decimal]:
+    """Order a session's costs by category name, as its stored view has them (the codec sorts keys)."""
+    return dict(sorted(costs.items()))
 
 
 def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceTable) -> None:
@@ -448,7 +457,7 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
             compaction.cost_before = window_cost(rows, compaction.agent_id, start, compaction.at, compaction.compaction_agent_id)
     session.what_if = what_if(rows, prices, session.cost or Decimal(0))
     session.uncached_cost = uncached_cost(rows, prices)
-    session.spend_over_time = spend_over_time(rows)
+    session.spend_over_time = [(at, str(cost)) for at, cost in spend_over_time(rows)]  # as the stored view keeps them
 
 
 @record_class(frozen=True)

@@ -13,8 +13,7 @@ from agenthropic_site.config import BuildConfig, ConfigError, check_folders, che
 from agenthropic_site.corpus import CorpusScan, Skip, real_root
 from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.model.gather import Failure, gather
-from agenthropic_site.model.views import AgentRequests
-from agenthropic_site.model.stored import refresh_views
+from agenthropic_site.model.stored import ComputedAlone, refresh_views
 from agenthropic_site.model.corpus_usage import corpus_usage
 from agenthropic_site.pipeline import stamp
 from agenthropic_site.pipeline.ingest import scan_and_ingest
@@ -94,8 +93,8 @@ def _build_with_cache(
         heap.resume_after_imports()  # a one-shot build's imports are done (entry.py paused the collector for them)
         _explain_render(result.dirty, same_inputs)
         in_workers = views_in_workers(cache.path.parent, prices, config.jobs) if config.jobs > 1 else None
-        figures: dict[str, AgentRequests] = {}
-        summaries = refresh_views(cache, result.dirty, prices, in_workers, figures)
+        alone = ComputedAlone()
+        summaries = refresh_views(cache, result.dirty, prices, in_workers, alone)
         failures = [Failure(*row) for row in cache.failures()]
         model = gather(summaries, failures, skips, scan.unlisted, config.now, config.watchdog_minutes, corpus_usage(cache, config.tz))
         model.hook_events = cache.event_counts()
@@ -113,7 +112,7 @@ def _build_with_cache(
         try:
             # Its pages were all made by this code and these options when this cache last built the folder as it is:
             # a page rendered again may take its unchanged messages from it (render/reader.py Layout.reuse).
-            rendered = render_from_cache(model, cache, writer, config, prices, figures, reuse_published=same_inputs)
+            rendered = render_from_cache(model, cache, writer, config, prices, alone, reuse_published=same_inputs)
             result.pages_rendered = rendered.stats.rendered
             with site_lock(config.out, True):
                 writer.finish(rendered.digests)

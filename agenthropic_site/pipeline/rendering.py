@@ -16,7 +16,7 @@ from agenthropic_site.cache import Cache
 from agenthropic_site.config import BuildConfig
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model.gather import SiteModel
-from agenthropic_site.model.stored import load_view
+from agenthropic_site.model.stored import ComputedAlone, load_view
 from agenthropic_site.model.views import AgentRequests, SessionView, request_figures
 from agenthropic_site.parse.model import Message
 from agenthropic_site.pipeline.parsing import WORKER_PRELOAD
@@ -30,16 +30,17 @@ from agenthropic_site.render.writer import SiteWriter
 class CacheSource:
     """The cache as render/ sees it: read-only (a view the cache damaged is derived again, and kept only by the build)."""
 
-    def __init__(self, cache: Cache, prices: PriceTable, keep_views: bool, figures: dict[str, AgentRequests] | None = None) -> None:
+    def __init__(self, cache: Cache, prices: PriceTable, keep_views: bool, alone: ComputedAlone | None = None) -> None:
         self.cache = cache
         self.prices = prices
         self.keep_views = keep_views  # False in a worker, which reads the cache only
-        self.figures = {} if figures is None else figures  # request figures this build's views already made (refresh_views)
+        self.alone = ComputedAlone() if alone is None else alone  # what this build's views already made (refresh_views)
         self.bytecode_folder: Path | None = cache.path.parent / "templates"
 
     def view(self, session_id: str) -> SessionView:
-        """Return a session's stored view."""
-        return load_view(self.cache, session_id, self.prices, store=self.keep_views)
+        """Return a session's stored view (the one this build computed, when it computed it alone)."""
+        known = self.alone.views.pop(session_id, None)
+        return known if known is not None else load_view(self.cache, session_id, self.prices, store=self.keep_views)
 
     def transcript(self, session_id: str, agent_id: str) -> tuple[list[Message], bytes]:
         """Return one agent's displayable transcript, with its messages' stored digests."""
@@ -55,7 +56,7 @@ class CacheSource:
 
     def requests(self, session_id: str) -> AgentRequests:
         """Return each agent's requests by message id, with their exact figures."""
-        known = self.figures.pop(session_id, None)
+        known = self.alone.figures.pop(session_id, None)
         return known if known is not None else request_figures(self.cache, session_id)
 
     def svg(self, digest: str) -> bytes | None:
@@ -73,14 +74,14 @@ class CacheSource:
 
 def render_from_cache(
     model: SiteModel, cache: Cache, writer: SiteWriter, config: BuildConfig, prices: PriceTable,
-    figures: dict[str, AgentRequests] | None = None, reuse_published: bool = False,
+    alone: ComputedAlone | None = None, reuse_published: bool = False,
 ) -> SiteRender:
     """Render the site from the cache (in --jobs processes when many pages changed) and keep the graphs drawn.
 
-    `figures`: the request figures of sessions whose views this build computed alone (refresh_views).
+    `alone`: the views and request figures of sessions whose views this build computed alone (refresh_views).
     `reuse_published`: the output folder holds what this cache last built there with this code and these options.
     """
-    source = CacheSource(cache, prices, keep_views=True, figures=figures)
+    source = CacheSource(cache, prices, keep_views=True, alone=alone)
     # Workers price with this table, never with the price file read again: it may have changed since.
     in_workers = functools.partial(_in_workers, cache.path.parent, prices)
     rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers,
