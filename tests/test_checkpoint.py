@@ -345,7 +345,7 @@ def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(de
 
 def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache_keeps(demo_corpus: Path, tmp_path: Path,
                                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parse task of worker processes carries a session's checkpoints in, and the states, files read and checkpoints used out."""
+    """The parse task of worker processes carries a session's checkpoints and files parsed in, and the states, files read, checkpoints used and sidecars out."""
     built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
     main = ask_again(demo_corpus, "worker-late", "one more")
     scan = scan_corpus(str(demo_corpus.resolve()), 1 << 30, 8, lambda ref: None)
@@ -353,11 +353,14 @@ def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache
     cache = Cache(tmp_path / "cache")
     try:
         checkpoints = cache.scan_checkpoints(main.stem)
+        parsed_before = cache.parsed_files(main.stem)
     finally:
         cache.close()
     assert main.relative_to(demo_corpus).as_posix() in checkpoints
-    outcome = pickle.loads(pickle.dumps(parsing.run((scan.root, 1 << 30), (files, checkpoints))))  # as the pool sends it
+    outcome = pickle.loads(pickle.dumps(parsing.run((scan.root, 1 << 30), (files, checkpoints, parsed_before))))  # as the pool sends it
     assert outcome.failure is None and outcome.opened == 1
+    metas = [agent.meta.rel for agent in files.agents if agent.meta is not None]
+    assert metas and outcome.sidecars == {rel: (demo_corpus / rel).read_bytes() for rel in metas}
     assert outcome.parsed.tails and set(outcome.used) == set(outcome.parsed.tails)
     assert set(outcome.parsed.scan_states) == {agent.agent_id for agent in outcome.parsed.agents if agent.file}
     assert outcome.scanned[main.relative_to(demo_corpus).as_posix()].scanned == main.stat().st_size
@@ -386,3 +389,31 @@ def test_a_small_session_keeps_checkpoints_once_it_changes_and_its_next_append_o
     assert (second.parsed, second.transcripts_opened) == (1, 1)  # only the grown transcript, from its checkpoint
     assert_equals_cold_build(demo_corpus, out, tmp_path)
     assert_digests_are_of_the_stored_rows(cache)
+
+
+def test_an_append_takes_the_sidecars_kept_and_a_changed_one_is_read(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sidecar whose lstat is the one parsed is taken from the cache, not opened; one that changed is read, and what it says is shown."""
+    out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
+    opened: list[str] = []
+    read_bytes = parsing.read_bytes
+
+    def counted(root: str, ref: Any, cap: int) -> bytes:
+        opened.append(ref.rel)
+        return read_bytes(root, ref, cap)
+
+    monkeypatch.setattr(parsing, "read_bytes", counted)
+    main = ask_again(demo_corpus, "sidecars-kept", "one more")
+    metas = sorted(main.with_suffix("").rglob("agent-*.meta.json"))
+    assert metas
+    appended = run_build(config(demo_corpus, out, cache))
+    assert (appended.parsed, opened) == (1, [main.relative_to(demo_corpus).as_posix()])
+
+    opened.clear()
+    said = json.loads(metas[0].read_bytes())
+    metas[0].write_text(json.dumps({**said, "description": "Renamed by its sidecar"}))
+    changed = run_build(config(demo_corpus, out, cache))
+    assert (changed.parsed, opened) == (1, [metas[0].relative_to(demo_corpus).as_posix()])
+    agent_id = metas[0].name[len("agent-") : -len(".meta.json")]
+    shown = json.loads((out / "data" / "sessions" / f"{main.stem}.json").read_bytes())
+    assert [agent["description"] for agent in shown["agents"] if agent["agent_id"] == agent_id] == ["Renamed by its sidecar"]
+    assert_equals_cold_build(demo_corpus, out, tmp_path)

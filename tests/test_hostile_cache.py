@@ -218,6 +218,26 @@ def test_a_damaged_file_digest_is_reported_and_its_session_parsed_not_taken_as_i
     assert got == code and not any("damaged" in line for line in lines), lines
 
 
+def test_a_sidecar_kept_in_the_cache_and_changed_there_is_reported_and_read_from_the_corpus(
+    demo_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent's description comes from its .meta.json as the corpus holds it, never from kept bytes failing their checksum."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    code = build(demo_corpus, out, cache)
+    ((rel, session_id),) = rows(cache, "SELECT rel, session_id FROM parsed_files WHERE rel LIKE '%.meta.json' ORDER BY rel LIMIT 1")
+    change(cache, "UPDATE parsed_files SET sidecar = ? WHERE rel = ?", (b'{"description":"Forged in the cache"}', rel))
+    main = next(demo_corpus.rglob(f"{session_id}.jsonl"))
+    with main.open("ab") as handle:  # the session is parsed again, its sidecars as they were
+        handle.write(b'{"type":"summary","summary":"after the damage","leafUuid":"none"}\n')
+    got, lines = run(demo_corpus, out, cache, capsys)
+    reported = [line for line in lines if "damaged" in line]
+    assert got == code and len(reported) == 1 and "the stored file digests of session" in reported[0], lines
+    assert b"Forged in the cache" not in (out / "data" / "sessions" / f"{session_id}.json").read_bytes()
+    cold = tmp_path / "cold"
+    build(demo_corpus, cold, tmp_path / "cold-cache")
+    assert tree_bytes(out) == tree_bytes(cold)
+
+
 EXPECTED = {
     "view": "the stored view of session",
     "summary": "the stored summary of session",

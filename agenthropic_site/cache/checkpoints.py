@@ -12,6 +12,9 @@ from __future__ import annotations
 from agenthropic_site.corpus.safe_io import FileRef
 from agenthropic_site.records import record_class
 
+# A file a session's parse read whole at the size walked: its lstat then, its file_digest, and for
+# a small sidecar its bytes (a parse takes them again while the file's lstat is the same), else None.
+ParsedFile = tuple[FileRef, str, bytes | None]
 
 @record_class(frozen=True)
 class FilesIdentity:
@@ -20,7 +23,7 @@ class FilesIdentity:
     fingerprint: str  # paths, sizes, times and inodes (corpus/walk.py SessionFiles.fingerprint)
     shape: str  # paths and sizes only (SessionFiles.shape)
     source: str  # what was parsed: the digest of every file's bytes (pipeline/parsing.py content_digest), else the fingerprint
-    read: tuple[tuple[FileRef, str], ...] = ()  # each file read whole at the size walked, with its file_digest
+    read: tuple[ParsedFile, ...] = ()  # each file read whole at the size walked
 
 
 @record_class(frozen=True)

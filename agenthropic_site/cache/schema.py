@@ -4,7 +4,8 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 23  # 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
+SCHEMA_VERSION = 24  # 24: small sidecars' bytes kept (parsed_files.sidecar);
+# 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
 # 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
 
 STATUS_CHECK = "status IN ('working','waiting','completed','error','unknown')"
@@ -145,7 +146,9 @@ CREATE TABLE ingest_checkpoints (
 -- and the digest of its bytes (pipeline/parsing.py file_digest). Files with a new fingerprint but
 -- the same shape (a copied or restored corpus, a touched file) are compared by these digests, the
 -- files whose lstat changed read again: when every one holds the bytes parsed, the session is
--- taken as it is, and only its fingerprint and these lstats are written again.
+-- taken as it is, and only its fingerprint and these lstats are written again. A small sidecar
+-- (an agent's .meta.json) keeps its bytes: the next parse of the session takes them while the
+-- file's lstat is this one, and opens only the files that changed (pipeline/parsing.py).
 CREATE TABLE parsed_files (
     session_id TEXT NOT NULL,
     rel TEXT NOT NULL,
@@ -153,6 +156,7 @@ CREATE TABLE parsed_files (
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
     digest TEXT NOT NULL,
+    sidecar BLOB,
     row_sum TEXT NOT NULL,
     PRIMARY KEY (session_id, rel)
 );

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 import orjson
 
-from agenthropic_site.cache.checkpoints import BodyShape, FilesIdentity, FileScanned, ScanCheckpoint, last_start, spliced
+from agenthropic_site.cache.checkpoints import BodyShape, FilesIdentity, FileScanned, ParsedFile, ScanCheckpoint, last_start, spliced
 from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
 from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
@@ -623,32 +623,33 @@ class Cache:
         rows = self.conn.execute(f"SELECT rowid, {FAILURE_COLUMNS} FROM ingest_failures").fetchall()
         self.conn.executemany("UPDATE ingest_failures SET row_sum = ? WHERE rowid = ?", [(_sum(*row), rowid) for rowid, *row in rows])
 
-    def parsed_files(self, session_id: str) -> dict[str, tuple[FileRef, str]]:
-        """Return each file the session's last parse read whole, by path: its lstat then, and the digest of its bytes.
+    def parsed_files(self, session_id: str) -> dict[str, ParsedFile]:
+        """Return each file the session's last parse read whole, by path: its lstat then, the digest of its bytes, a small sidecar's bytes.
 
         A row that fails its checksum is left out (and reported): its file is then not known, and the session is parsed.
         """
         found = {}
-        for rel, size, mtime_ns, inode, digest, row_sum in self.conn.execute(
-            "SELECT rel, size, mtime_ns, inode, digest, row_sum FROM parsed_files WHERE session_id = ?", (session_id,)
+        for rel, size, mtime_ns, inode, digest, sidecar, row_sum in self.conn.execute(
+            "SELECT rel, size, mtime_ns, inode, digest, sidecar, row_sum FROM parsed_files WHERE session_id = ?", (session_id,)
         ):
-            if row_sum == _sum(session_id, rel, size, mtime_ns, inode, digest):
-                found[rel] = (FileRef(rel, size, mtime_ns, inode), digest)
+            sidecar = None if sidecar is None else bytes(sidecar)
+            if row_sum == _sum(session_id, rel, size, mtime_ns, inode, digest, sidecar):
+                found[rel] = (FileRef(rel, size, mtime_ns, inode), digest, sidecar)
             else:
                 self._damaged(f"the stored file digests of session {session_id}", (("session", session_id),))
         return found
 
-    def adopt(self, session_id: str, fingerprint: str, shape: str, read: Sequence[tuple[FileRef, str]]) -> None:
-        """Take a session's files as they are now, each in `read` with its digest: the paths, sizes and bytes of its last parse, new lstats."""
+    def adopt(self, session_id: str, fingerprint: str, shape: str, read: Sequence[ParsedFile]) -> None:
+        """Take a session's files as they are now, each in `read` as Cache.parsed_files gave it: the paths, sizes and bytes of its last parse, new lstats."""
         with self.transaction() as conn:
             conn.execute("UPDATE ingest_checkpoints SET fingerprint = ?, row_sum = ? WHERE session_id = ?",
                          (fingerprint, _sum(session_id, fingerprint, shape), session_id))
             self._insert_parsed_files(session_id, read)
             self._restat_checkpoints(session_id, read)
 
-    def _restat_checkpoints(self, session_id: str, read: Sequence[tuple[FileRef, str]]) -> None:
+    def _restat_checkpoints(self, session_id: str, read: Sequence[ParsedFile]) -> None:
         """Give each scan checkpoint of a whole file taken as it is the file's new lstat: the next append opens only the file it changes."""
-        now = {ref.rel: (ref, digest) for ref, digest in read}
+        now = {ref.rel: (ref, digest) for ref, digest, _ in read}
         updates = []
         for rowid, *values, row_sum in self.conn.execute(
             "SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, scanned, scanned_digest, body_sum, body_len, body_last, state, "
@@ -662,9 +663,9 @@ class Cache:
             updates.append((ref.size, ref.mtime_ns, ref.inode, _sum(*values), rowid))
         self.conn.executemany("UPDATE scan_checkpoints SET size = ?, mtime_ns = ?, inode = ?, row_sum = ? WHERE rowid = ?", updates)
 
-    def _insert_parsed_files(self, session_id: str, read: Sequence[tuple[FileRef, str]]) -> None:
-        rows = [(session_id, ref.rel, ref.size, ref.mtime_ns, ref.inode, digest) for ref, digest in read]
-        self.conn.executemany("INSERT OR REPLACE INTO parsed_files VALUES (?,?,?,?,?,?,?)", [(*row, _sum(*row)) for row in rows])
+    def _insert_parsed_files(self, session_id: str, read: Sequence[ParsedFile]) -> None:
+        rows = [(session_id, ref.rel, ref.size, ref.mtime_ns, ref.inode, digest, sidecar) for ref, digest, sidecar in read]
+        self.conn.executemany("INSERT OR REPLACE INTO parsed_files VALUES (?,?,?,?,?,?,?,?)", [(*row, _sum(*row)) for row in rows])
 
     def write_session(self, parsed: ParsedSession, files: FilesIdentity, priced: Priced, scanned: dict[str, FileScanned] | None = None,
                       used: dict[str, ScanCheckpoint] | None = None) -> None:

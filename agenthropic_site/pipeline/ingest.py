@@ -12,7 +12,7 @@ from typing import Any
 from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache, Priced, PricedRow
 from agenthropic_site.cache.store import PriceColumns, price_columns
-from agenthropic_site.cache.checkpoints import FilesIdentity, ScanCheckpoint
+from agenthropic_site.cache.checkpoints import FilesIdentity, ParsedFile, ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
 from agenthropic_site.corpus.walk import Walked
@@ -79,16 +79,21 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     identities = cache.identities()
     checkpoints = {sid: fingerprint for sid, (fingerprint, _) in identities.items()}
     changed = [files for sid, files in scan.sessions.items() if checkpoints.get(sid) != files.fingerprint]
-    changed = _same_bytes_adopted(cache, changed, identities, scan.root, config.max_file_bytes, result)
+    parsed_before: dict[str, dict[str, ParsedFile]] = {}
+    changed = _same_bytes_adopted(cache, changed, identities, scan.root, config.max_file_bytes, result, parsed_before)
     todo = [files for files in changed if not cache.is_quarantined(files.session_id, files.fingerprint, build_number)]
     result.quarantined = len(changed) - len(todo)
     result.reused = len(scan.sessions) - len(changed)
     if log.isEnabledFor(logging.DEBUG):
         _explain_reads(changed, {files.session_id for files in todo}, checkpoints)
-    def checkpoints_of(files: SessionFiles) -> dict[str, ScanCheckpoint] | None:
-        return cache.scan_checkpoints(files.session_id) if keeps_checkpoints(files, files.session_id in checkpoints) else None
+    def before(files: SessionFiles) -> tuple[dict[str, ScanCheckpoint] | None, dict[str, ParsedFile]]:
+        sid = files.session_id
+        kept = cache.scan_checkpoints(sid) if keeps_checkpoints(files, sid in checkpoints) else None
+        if sid not in parsed_before and sid in checkpoints and any(agent.meta is not None for agent in files.agents):
+            parsed_before[sid] = cache.parsed_files(sid)  # its sidecars as they were (a session of a new shape)
+        return kept, parsed_before.pop(sid, {})
 
-    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, checkpoints_of), start=1):
+    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, before), start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
             log.info(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
@@ -106,7 +111,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             fingerprint += ":partial"
         rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in zip(parsed.usage_keys, parsed.usage, strict=True)]
         priced = price_rows(rows, prices, cache.stored_prices(files.session_id))
-        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests), priced, outcome.scanned, outcome.used)
+        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests, outcome.sidecars), priced, outcome.scanned, outcome.used)
         result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1
     gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))
@@ -116,16 +121,19 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
     return result
 
 
-def _identity(files: SessionFiles, fingerprint: str, digests: dict[str, str]) -> FilesIdentity:
-    """Say what a session was parsed from: its files' fingerprint and shape, and the digest of each file read whole."""
-    read = tuple((ref, digests[ref.rel]) for ref in files.parsed_files() if ref.rel in digests)
+def _identity(files: SessionFiles, fingerprint: str, digests: dict[str, str], sidecars: dict[str, bytes]) -> FilesIdentity:
+    """Say what a session was parsed from: its files' fingerprint and shape, the digest of each file read whole, small sidecars' bytes."""
+    read = tuple((ref, digests[ref.rel], sidecars.get(ref.rel)) for ref in files.parsed_files() if ref.rel in digests)
     return FilesIdentity(fingerprint, files.shape, content_digest(files, digests) or fingerprint, read)
 
 
 def _same_bytes_adopted(
     cache: Cache, changed: list[SessionFiles], identities: dict[str, tuple[str, str]], root: str, max_bytes: int, result: BuildResult,
+    parsed_before: dict[str, dict[str, ParsedFile]],
 ) -> list[SessionFiles]:
     """Take as they are the changed sessions whose files hold the paths, sizes and bytes of their last parse; return the others.
+
+    `parsed_before` gets what the cache says each of the others' last parse read (Cache.parsed_files), when it was asked.
 
     Copying or restoring a corpus (`cp -a`, a backup, another disk) gives every file a new inode,
     and `touch` a new time: the fingerprints change, the bytes do not. Only sessions whose files
@@ -143,9 +151,10 @@ def _same_bytes_adopted(
         same = holds_bytes_parsed(root, files, parsed, max_bytes, count)
         result.transcripts_opened += count.opened
         if not same:
+            parsed_before[files.session_id] = parsed
             others.append(files)
             continue
-        cache.adopt(files.session_id, files.fingerprint, files.shape, [(ref, parsed[ref.rel][1]) for ref in files.parsed_files()])
+        cache.adopt(files.session_id, files.fingerprint, files.shape, [(ref, *parsed[ref.rel][1:]) for ref in files.parsed_files()])
         log.debug(f"not read again: {files.project}/{files.session_id}: its files have new times or inodes, and the bytes it was parsed from")
     return others
 

@@ -145,20 +145,12 @@ def _init14(self, _field0, _field1, _field2, _field3, _field4):
 def _init15(self, _field0, _field1, _field2, _field3, _field4):
     self._field0 = _field0
     self._field1 = _field1
-    self._field2 = _factory2() if _field2 is _FACTORY else _field2
-    self._field3 = _factory3() if _field3 is _FACTORY else _field3
-    self._field4 = _factory4() if _field4 is _FACTORY else _field4
-
-
-def _init16(self, _field0, _field1, _field2, _field3, _field4):
-    self._field0 = _field0
-    self._field1 = _field1
     self._field2 = _field2
     self._field3 = _factory3() if _field3 is _FACTORY else _field3
     self._field4 = _factory4() if _field4 is _FACTORY else _field4
 
 
-def _init17(self, _field0, _field1, _field2, _field3, _field4):
+def _init16(self, _field0, _field1, _field2, _field3, _field4):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -166,12 +158,21 @@ def _init17(self, _field0, _field1, _field2, _field3, _field4):
     _set(self, '_field4', _field4)
 
 
-def _init18(self, _field0, _field1, _field2, _field3, _field4, _field5):
+def _init17(self, _field0, _field1, _field2, _field3, _field4, _field5):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
     self._field3 = _field3
     self._field4 = _field4
+    self._field5 = _field5
+
+
+def _init18(self, _field0, _field1, _field2, _field3, _field4, _field5):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _factory2() if _field2 is _FACTORY else _field2
+    self._field3 = _factory3() if _field3 is _FACTORY else _field3
+    self._field4 = _factory4() if _field4 is _FACTORY else _field4
     self._field5 = _field5
 
 
@@ -181,7 +182,7 @@ def _init19(self, _field0, _field1, _field2, _field3, _field4, _field5):
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
     self._field3 = _factory3() if _field3 is _FACTORY else _field3
     self._field4 = _factory4() if _field4 is _FACTORY else _field4
-    self._field5 = _field5
+    self._field5 = _factory5() if _field5 is _FACTORY else _field5
 
 
 def _init20(self, _field0, _field1, _field2, _field3, _field4, _field5):
@@ -218,22 +219,12 @@ def _init23(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
     self._field1 = _field1
     self._field2 = _field2
     self._field3 = _field3
-    self._field4 = _factory4() if _field4 is _FACTORY else _field4
-    self._field5 = _factory5() if _field5 is _FACTORY else _field5
-    self._field6 = _factory6() if _field6 is _FACTORY else _field6
-
-
-def _init24(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
-    self._field0 = _field0
-    self._field1 = _field1
-    self._field2 = _field2
-    self._field3 = _field3
     self._field4 = _field4
     self._field5 = _factory5() if _field5 is _FACTORY else _field5
     self._field6 = _factory6() if _field6 is _FACTORY else _field6
 
 
-def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
+def _init24(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -243,7 +234,7 @@ def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
     _set(self, '_field6', _field6)
 
 
-def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -254,13 +245,24 @@ def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field7 = _field7
 
 
-def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
     self._field3 = _field3
     self._field4 = _field4
     self._field5 = _field5
+    self._field6 = _factory6() if _field6 is _FACTORY else _field6
+    self._field7 = _factory7() if _field7 is _FACTORY else _field7
+
+
+def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _field2
+    self._field3 = _field3
+    self._field4 = _factory4() if _field4 is _FACTORY else _field4
+    self._field5 = _factory5() if _field5 is _FACTORY else _field5
     self._field6 = _factory6() if _field6 is _FACTORY else _field6
     self._field7 = _factory7() if _field7 is _FACTORY else _field7
 
@@ -616,19 +618,19 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (4, True, (), False): _init12,
     (4, True, (), True): _init13,
     (5, False, (), False): _init14,
-    (5, False, (2, 3, 4), False): _init15,
-    (5, False, (3, 4), False): _init16,
-    (5, True, (), False): _init17,
-    (6, False, (), False): _init18,
-    (6, False, (2, 3, 4), False): _init19,
+    (5, False, (3, 4), False): _init15,
+    (5, True, (), False): _init16,
+    (6, False, (), False): _init17,
+    (6, False, (2, 3, 4), False): _init18,
+    (6, False, (2, 3, 4, 5), False): _init19,
     (6, True, (), False): _init20,
     (7, False, (), False): _init21,
     (7, False, (1, 2, 3, 4), False): _init22,
-    (7, False, (4, 5, 6), False): _init23,
-    (7, False, (5, 6), False): _init24,
-    (7, True, (), False): _init25,
-    (8, False, (), False): _init26,
-    (8, False, (2, 6, 7), False): _init27,
+    (7, False, (5, 6), False): _init23,
+    (7, True, (), False): _init24,
+    (8, False, (), False): _init25,
+    (8, False, (2, 6, 7), False): _init26,
+    (8, False, (4, 5, 6, 7), False): _init27,
     (8, True, (), False): _init28,
     (9, False, (7,), False): _init29,
     (11, False, (8, 9, 10), False): _init30,
