@@ -329,7 +329,7 @@ def test_a_transcript_rewritten_shorter_equals_a_cold_build(tmp_path: Path) -> N
 
 
 def test_a_rewrite_that_drops_a_completion_equals_a_cold_build(tmp_path: Path) -> None:
-    """A re-read replaces what the transcripts said before (cache/store.py AGENT_INSERT): a file
+    """A re-read replaces what the transcripts said before (cache/store.py Cache._write_rows): a file
     rewritten shorter loses the completion and the later activity it no longer shows, as a cold
     build would; only hook events, replayed after every re-read, outlive the transcript."""
     corpus = tmp_path / "corpus"

@@ -188,7 +188,7 @@ def rewritten(data: bytes) -> bytes:
 @pytest.mark.parametrize("piece", [store.BODY_PIECE, 97])
 def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               piece: int) -> None:
-    """Appends, a reply going on, a line written in two goes, a rewrite, a cut and a new agent: each build equals a cold one.
+    """Appends, a reply going on, a line written in two goes, a rewrite, a cut, a new agent and one gone: each build equals a cold one.
 
     Also with bodies stored in pieces of 97 bytes (the demo's are shorter than a real piece): an append
     rewrites them from the one the splice falls in.
@@ -229,6 +229,9 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         ("an agent's file rewritten at the same size", lambda: agents[1].write_bytes(rewritten(agents[1].read_bytes())), 2),
         ("the main transcript cut by a line", lambda: main.write_bytes(b"".join(main.read_bytes().splitlines(keepends=True)[:-1])), 1),
         ("a new agent file", lambda: (agents[0].parent / "agent-acarried.jsonl").write_bytes(agents[0].read_bytes()), 1),
+        ("an agent's file and its sidecar removed", lambda: [path.unlink() for path in (agents[2], agents[2].with_suffix(".meta.json"))
+                                                             if path.exists()], 0),
+        ("the new agent file removed (nothing else names its agent)", lambda: (agents[0].parent / "agent-acarried.jsonl").unlink(), 0),
     ]
     for what, change, opened in steps:
         change()
@@ -239,6 +242,8 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         run_build(config(cold / "corpus", cold / "site", cold / "cache"))
         assert tree_bytes(out) == tree_bytes(cold / "site"), what
         assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
+        for table in ("agents", "orchestration_edges", "compactions"):  # written row by row where they changed (Cache._write_rows)
+            assert table_rows(cache, table) == table_rows(cold / "cache", table), (what, table)
         assert_digests_are_of_the_stored_rows(cache)  # spliced (a reply going on replaces the last) as written whole
 
 
@@ -290,6 +295,35 @@ def test_a_copied_corpus_keeps_its_checkpoints_and_the_next_append_opens_one_fil
     appended = run_build(config(copy, out, cache))
     assert (appended.parsed, appended.transcripts_opened) == (1, 1)
     assert_equals_cold_build(copy, out, tmp_path)
+
+
+def table_rows(cache: Path, table: str) -> list[tuple[Any, ...]]:
+    """Return every row of a cache's table, in order."""
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        return sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+
+
+def test_an_append_writes_only_the_rows_it_changes(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session parsed again keeps every stored agent, edge and file row that is as it was (its rowid too): they are not written again."""
+    out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
+    tables = {"agents": "agent_id", "orchestration_edges": "parent, child", "parsed_files": "rel"}
+
+    def stored() -> dict[str, dict[tuple[Any, ...], int]]:
+        with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+            return {table: {row[1:]: row[0] for row in conn.execute(f"SELECT rowid, * FROM {table} ORDER BY {order}")}
+                    for table, order in tables.items()}
+
+    before = stored()
+    main = ask_again(demo_corpus, "rows-kept", "one more")
+    assert run_build(config(demo_corpus, out, cache)).parsed == 1
+    after = stored()
+    for table in tables:
+        kept = set(before[table]) & set(after[table])  # rows with the same values before and after
+        assert len(kept) >= len(before[table]) - 2 and len(kept) > 5, table
+        assert {row: after[table][row] for row in kept} == {row: before[table][row] for row in kept}, table
+    sid = main.stem
+    assert any(row[0] == sid and row[1] == sid for row in set(after["agents"]) - set(before["agents"]))  # the main agent's row changed
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
 
 
 def built_with_checkpoints(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:

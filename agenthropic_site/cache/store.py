@@ -38,7 +38,12 @@ SESSION_COLUMNS = (
 # shows everything the old one did, and a file rewritten shorter shows what it holds now, as a
 # cold build would. Status precedence (design: status lifecycle) is applied between the parse and
 # the hook events, which are replayed onto these rows after every re-read (Cache.apply_event).
-AGENT_INSERT = "INSERT INTO agents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+# The tables write_session writes only the changed rows of (`Cache._write_rows`): each one's key after the session, then its other columns.
+AGENT_COLUMNS = (("agent_id",), ("position", "parent_agent_id", "kind", "edge_source", "agent_type", "description", "file", "status",
+                 "outcome_cause", "notification_status", "spawn_tool_use_id", "first_seen_at", "last_seen_at", "has_transcript", "reported"))
+EDGE_COLUMNS = (("parent", "child"), ("source", "tool_use_id"))
+COMPACTION_COLUMNS = (("seq",), ("agent_id", "uuid", "at", "trigger", "pre_tokens", "post_tokens", "compaction_agent_id"))
+PARSED_FILE_COLUMNS = (("rel",), ("size", "mtime_ns", "inode", "digest", "sidecar", "row_sum"))
 # A usage row's columns in the table's order (schema.py), as `SELECT *` gives them and the row digests read them.
 USAGE_COLUMNS = (
     "session_id", "seq", "agent_id", "message_id", "request_id", "model", "input", "output", "cache_read", "cache_write_5m", "cache_write_1h",
@@ -664,8 +669,34 @@ class Cache:
         self.conn.executemany("UPDATE scan_checkpoints SET size = ?, mtime_ns = ?, inode = ?, row_sum = ? WHERE rowid = ?", updates)
 
     def _insert_parsed_files(self, session_id: str, read: Sequence[ParsedFile]) -> None:
-        rows = [(session_id, ref.rel, ref.size, ref.mtime_ns, ref.inode, digest, sidecar) for ref, digest, sidecar in read]
-        self.conn.executemany("INSERT OR REPLACE INTO parsed_files VALUES (?,?,?,?,?,?,?,?)", [(*row, _sum(*row)) for row in rows])
+        rows = [(ref.rel, ref.size, ref.mtime_ns, ref.inode, digest, sidecar) for ref, digest, sidecar in read]
+        self._write_rows("parsed_files", session_id, PARSED_FILE_COLUMNS, [(*row, _sum(session_id, *row)) for row in rows])
+
+    def _write_rows(self, table: str, sid: str, columns: tuple[tuple[str, ...], tuple[str, ...]], rows: list[tuple[Any, ...]]) -> None:
+        """Make a session's rows of a table these, `columns` (key, then the others) in order, writing only the rows that differ.
+
+        An append leaves almost every row of a session as it was: the 60 MB session's 798 agents,
+        797 edges and 1,533 parsed files were deleted and inserted again at every append. A stored
+        row equal to the one to write holds what writing it would store (each column's affinity
+        maps equal Python values to one stored value). A row is updated in place, never deleted
+        first (agents name their parents); the rows no longer there are unlinked, then deleted.
+        """
+        key, values = columns
+        width = len(key)
+        names = ", ".join(key + values)
+        stored = {row[:width]: row for row in self.conn.execute(f"SELECT {names} FROM {table} WHERE session_id = ?", (sid,))}
+        changed = [row for row in rows if stored.pop(row[:width], None) != row]
+        self.conn.executemany(
+            f"INSERT INTO {table} (session_id, {names}) VALUES ({', '.join('?' * (1 + len(key) + len(values)))}) "
+            f"ON CONFLICT (session_id, {', '.join(key)}) DO UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in values)}",
+            [(sid, *row) for row in changed],
+        )
+        # Then the rows gone: no row written names one as its parent, but they may name each other.
+        where = " AND ".join(f"{name} = ?" for name in ("session_id", *key))
+        gone = [(sid, *row_key) for row_key in sorted(stored)]
+        if gone and table == "agents":
+            self.conn.executemany(f"UPDATE agents SET parent_agent_id = NULL WHERE {where}", gone)
+        self.conn.executemany(f"DELETE FROM {table} WHERE {where}", gone)
 
     def write_session(self, parsed: ParsedSession, files: FilesIdentity, priced: Priced, scanned: dict[str, FileScanned] | None = None,
                       used: dict[str, ScanCheckpoint] | None = None) -> None:
@@ -678,7 +709,9 @@ class Cache:
         with self.transaction() as conn:
             # Taken first: the rows read to check them just before are still the stored ones only until something is written.
             stored_usage = self._stored_usage(parsed.session_id)
-            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts", "scan_checkpoints", "token_usage"))
+            # The tables written row by row below (only the rows that differ) are not emptied first.
+            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts", "scan_checkpoints", "token_usage", "agents",
+                                                       "orchestration_edges", "compactions", "parsed_files"))
             details = {
                 "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
                 "line_errors": [[e.file, e.line, e.code, e.message] for e in parsed.line_errors],
@@ -711,26 +744,18 @@ class Cache:
     def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
         """Write a session's agents, edges, compactions and changed transcripts; return the shape of each body written or kept."""
         conn, sid = self.conn, parsed.session_id
-        conn.executemany(
-            AGENT_INSERT,
-            [
-                (sid, a.agent_id, position, a.parent_agent_id, a.kind, a.edge_source, a.agent_type, a.description, a.file,
-                 a.status, a.outcome_cause, a.notification_status, a.spawn_tool_use_id, a.first_seen_at, a.last_seen_at,
-                 int(a.has_transcript), None if a.reported is None else _dumps(a.reported))
-                for position, a in enumerate(parsed.agents)
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO orchestration_edges(session_id, parent, child, source, tool_use_id) VALUES (?,?,?,?,?)",
-            [(sid, e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges],
-        )
-        conn.executemany(
-            "INSERT INTO compactions VALUES (?,?,?,?,?,?,?,?,?)",
-            [
-                (sid, seq, c.agent_id, c.uuid, c.timestamp, c.trigger, c.pre_tokens, c.post_tokens, c.compaction_agent_id)
-                for seq, c in enumerate(parsed.compactions)
-            ],
-        )
+        # In tree order, parents first: a row's parent is in the table when the row is written (the foreign key).
+        self._write_rows("agents", sid, AGENT_COLUMNS, [
+            (a.agent_id, position, a.parent_agent_id, a.kind, a.edge_source, a.agent_type, a.description, a.file,
+             a.status, a.outcome_cause, a.notification_status, a.spawn_tool_use_id, a.first_seen_at, a.last_seen_at,
+             int(a.has_transcript), None if a.reported is None else _dumps(a.reported))
+            for position, a in enumerate(parsed.agents)
+        ])
+        self._write_rows("orchestration_edges", sid, EDGE_COLUMNS, [(e.parent, e.child, e.source, e.tool_use_id) for e in parsed.edges])
+        self._write_rows("compactions", sid, COMPACTION_COLUMNS, [
+            (seq, c.agent_id, c.uuid, c.timestamp, c.trigger, c.pre_tokens, c.post_tokens, c.compaction_agent_id)
+            for seq, c in enumerate(parsed.compactions)
+        ])
         # Only the transcripts that changed are written (an append to a 60 MB session changes one of
         # its hundreds), one body at a time: its bodies would otherwise all be alive at once in a list.
         stored = dict(conn.execute("SELECT agent_id, body_sum FROM transcripts WHERE session_id = ?", (sid,)).fetchall())
