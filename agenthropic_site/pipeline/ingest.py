@@ -90,7 +90,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         sid = files.session_id
         kept = cache.scan_checkpoints(sid) if keeps_checkpoints(files, sid in checkpoints) else None
         if sid not in parsed_before and sid in checkpoints and any(agent.meta is not None for agent in files.agents):
-            parsed_before[sid] = cache.parsed_files(sid)  # its sidecars as they were (a session of a new shape)
+            parsed_before[sid] = cache.parsed_files(sid, sidecars_only=True)  # its sidecars as they were (an append changes the shape)
         return kept, parsed_before.pop(sid, {})
 
     for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, before), start=1):
