@@ -16,6 +16,7 @@ from agenthropic_site.records import record_class
 # a small sidecar its bytes (a parse takes them again while the file's lstat is the same), else None.
 ParsedFile = tuple[FileRef, str, bytes | None]
 
+
 @record_class(frozen=True)
 class FilesIdentity:
     """A session's files as an ingest saw them: what tells whether they must be parsed again."""
