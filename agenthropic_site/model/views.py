@@ -381,7 +381,7 @@ def _load_usage(
     for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem, _,
          tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in _usage_values(usage_rows):
         session = sessions[session_id]
-        holder = _owner_of(owner, message_id, request_id, session_id) if owner else session_id
+        holder = _owner_of(owner, message_id, request_id, session_id)
         if holder != session_id:
             session.collisions += 1
             session.copies_counted_in[holder] = session.copies_counted_in.get(holder, 0) + 1
@@ -524,6 +524,8 @@ def _usage_values(rows: list[Any]) -> Iterator[tuple[Any, ...]]:
 
 def _owner_of(owner: dict[str, str], message_id: str | None, request_id: str | None, session_id: str) -> str:
     """Return the session that counts a usage row: its owner when the request is shared, else its own session."""
+    if not owner:  # most sessions share no request (the 60 MB session's 9,534 rows: 2 calls a row, 38 ms)
+        return session_id
     return next((owner[key] for key in request_keys(message_id, request_id) if key in owner), session_id)
 
 
