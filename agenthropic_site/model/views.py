@@ -239,11 +239,15 @@ def compute_views(
     _load_agents(cache, sessions, ids)
     copied: dict[str, set[str]] = defaultdict(set)
     usage_rows = cache.session_rows("token_usage", ids)
-    rows_of = _load_usage(sessions, owned, usage_rows, copied)
     if figures is not None and len(wanted) == 1:
         # A session's pages show its requests: the render of a session changed alone (an append)
-        # takes them from here, not from the same rows and owners read again (a 60 MB session: 0.1 s).
-        figures[wanted[0]] = figures_of(usage_rows, owned, wanted[0])
+        # takes them from here, not from the same rows and owners read again (a 60 MB session: 0.1 s),
+        # each row unpacked once for both (its Tokens made once).
+        values = list(_usage_values(usage_rows))
+        rows_of = _load_usage(sessions, owned, values, copied)
+        figures[wanted[0]] = figures_of(values, owned, wanted[0])
+    else:
+        rows_of = _load_usage(sessions, owned, _usage_values(usage_rows), copied)
     _load_compactions(cache, sessions, ids)
     for session in sessions.values():
         _roll_up(session)
@@ -364,9 +368,9 @@ def _load_agents(cache: Cache, sessions: dict[str, SessionView], ids: list[str])
 
 
 def _load_usage(
-    sessions: dict[str, SessionView], owner: dict[str, str], usage_rows: list[Any], copied: dict[str, set[str]],
+    sessions: dict[str, SessionView], owner: dict[str, str], values: Iterable[tuple[Any, ...]], copied: dict[str, set[str]],
 ) -> dict[str, list[CostedRow]]:
-    """Sum owned rows per agent, model and day; return each session's priced rows for breakdowns.
+    """Sum owned rows (`_usage_values`) per agent, model and day; return each session's priced rows for breakdowns.
 
     The message ids of the copies another session counts are added to `copied`.
 
@@ -379,7 +383,7 @@ def _load_usage(
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
     decimals = _Decimals()  # costs are stored as text; the same few values recur (every "0")
     for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem, _,
-         tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in _usage_values(usage_rows):
+         tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in values:
         session = sessions[session_id]
         holder = _owner_of(owner, message_id, request_id, session_id)
         if holder != session_id:
@@ -474,12 +478,12 @@ AgentRequests = dict[str, dict[str, RequestFigures]]  # agent id -> message id -
 
 def request_figures(cache: Cache, session_id: str) -> AgentRequests:
     """Return each agent's requests by message id, with the owner of each replayed copy (the view's own rule)."""
-    return figures_of(cache.session_rows("token_usage", [session_id]), _ownership(cache, [session_id]), session_id)
+    rows = cache.session_rows("token_usage", [session_id])
+    return figures_of(list(_usage_values(rows)), _ownership(cache, [session_id]), session_id)
 
 
-def figures_of(rows: list[Any], owner: dict[str, str], session_id: str) -> AgentRequests:
-    """Return `request_figures` of one session from its usage rows and the owners of its shared requests (`_ownership`)."""
-    values = list(_usage_values(rows))
+def figures_of(values: list[tuple[Any, ...]], owner: dict[str, str], session_id: str) -> AgentRequests:
+    """Return `request_figures` of one session from its usage rows (`_usage_values`) and the owners of its shared requests (`_ownership`)."""
     # The halt gate, as in _load_usage: one owned request without a price makes every cost here unknown.
     excluded = any(
         problem is not None and _owner_of(owner, message_id, request_id, session_id) == session_id
