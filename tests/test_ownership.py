@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -11,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agenthropic_site.cache import Cache
-from conftest import build
-from records import OTHER_SID, SID, assistant, usage, user, write
+from conftest import build, tree_bytes
+from records import OTHER_SID, SID, assistant, line, usage, user, write
 
 
 def session_tokens(out: Path, sid: str) -> tuple[int, int]:
@@ -121,3 +122,42 @@ def test_shared_requests_are_looked_for_again_only_after_a_row_changes(tmp_path:
         assert cache.shared_requests(["s1"]) and len(looked) == 4  # other sessions asked about: looked for
     finally:
         cache.close()
+
+
+def test_an_append_that_replays_another_sessions_request_moves_its_ownership(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that shared nothing, appended first its own request, then a copy of another's, takes the copy: as a cold build says.
+
+    After a write, only the rows it wrote are asked about (the session's other rows were found
+    sharing nothing just before): the indexes' join over every row of the session runs once.
+    """
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "out", tmp_path / "cache"
+    original = assistant("b1", "msg_shared", "req_shared", usage(1, 100), ts="2026-01-05T10:00:00.000Z", session=OTHER_SID)
+    mine = corpus / "p" / f"{SID}.jsonl"
+    write(mine, user("u1", "mine", ts="2026-01-01T09:00:00.000Z"), assistant("a1", "msg_mine", "req_mine", usage(1, 5), ts="2026-01-01T09:00:01.000Z"))
+    # The other session goes on after the copy's time: the appended copy ends first and owns the request.
+    write(corpus / "q" / f"{OTHER_SID}.jsonl", original,
+          assistant("b2", "msg_later", "req_later", usage(1, 3), ts="2026-01-09T10:00:00.000Z", session=OTHER_SID))
+    assert build(corpus, out, cache) == 0
+    joins: list[str] = []
+    connect = sqlite3.connect
+
+    def tracing(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(lambda sql: joins.append(sql) if "JOIN token_usage o" in sql else None)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", tracing)
+    with mine.open("ab") as handle:
+        handle.write(line(assistant("a2", "msg_mine_2", "req_mine_2", usage(1, 2), ts="2026-01-01T09:00:02.000Z")))
+    assert build(corpus, out, cache) == 0
+    assert len(joins) == 1  # before the write; after it, only the appended row's ids were asked about
+    assert session_tokens(out, SID) == (7, 0) and session_tokens(out, OTHER_SID) == (103, 0)
+    with mine.open("ab") as handle:
+        handle.write(line({**original, "sessionId": SID}))
+    assert build(corpus, out, cache) == 0
+    assert session_tokens(out, SID) == (107, 0) and session_tokens(out, OTHER_SID) == (3, 1)
+    monkeypatch.undo()
+    cold = tmp_path / "cold"
+    shutil.copytree(corpus, cold / "corpus")
+    assert build(cold / "corpus", cold / "out", cold / "cache") == 0
+    assert tree_bytes(out) == tree_bytes(cold / "out")
