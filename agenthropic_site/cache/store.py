@@ -749,8 +749,8 @@ class Cache:
             conn.execute("DELETE FROM ingest_failures WHERE session_id = ?", (parsed.session_id,))
             self._seal(parsed.session_id, known={"token_usage": usage_digest})
         if alone:
-            ids = [sorted({row[column] for row in written if row[column] is not None}) for column in (_MESSAGE_ID, _REQUEST_ID)]
-            self._written_alone = (self._changes(), parsed.session_id, *ids)
+            message_ids, request_ids = (sorted({row[column] for row in written if row[column] is not None}) for column in (_MESSAGE_ID, _REQUEST_ID))
+            self._written_alone = (self._changes(), parsed.session_id, message_ids, request_ids)
 
     def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
         """Write a session's agents, edges, compactions and changed transcripts; return the shape of each body written or kept."""
@@ -807,7 +807,7 @@ class Cache:
         return shapes
 
     def _write_usage(self, sid: str, rows: list[tuple[Any, ...]], stored: list[tuple[Any, ...]] | None) -> tuple[str, list[tuple[Any, ...]]]:
-        """Make a session's stored usage rows (`stored`, from `_stored_usage`) these, writing only the rows that differ; return their digest and the rows written.
+        """Make a session's stored usage rows (`stored`, from `_stored_usage`) these, writing only those that differ; return their digest and the rows written.
 
         A row's seq is its file's place and its own among that file's requests (parse/usage.py
         usage_key), so an append to a transcript leaves every stored row as it was but the new ones:
