@@ -21,6 +21,7 @@ from agenthropic_site.cache import Cache, store
 from agenthropic_site.cache.store import _sum
 from agenthropic_site.corpus import scan_corpus
 from agenthropic_site.parse import ParsedSession, SessionInput, TranscriptInput, parse_session
+from agenthropic_site.parse import checkpoint
 from agenthropic_site.parse.checkpoint import CannotResume
 from agenthropic_site.parse.model import Block, Message, message_from_row, message_row
 from agenthropic_site.pipeline import parsing
@@ -55,8 +56,8 @@ def cut_at_a_line(data: bytes, rng: random.Random) -> int:
     return rng.choice([0, *ends])
 
 
-def with_data(transcript: TranscriptInput, data: bytes, resume: bytes | None = None) -> TranscriptInput:
-    return dataclasses.replace(transcript, data=data, resume=resume)
+def with_data(transcript: TranscriptInput, data: bytes, resume: bytes | None = None, chunks: dict[str, bytes] | None = None) -> TranscriptInput:
+    return dataclasses.replace(transcript, data=data, resume=resume, resume_chunks=tuple((chunks or {}).items()))
 
 
 def resumed_parse(source: SessionInput, rng: random.Random) -> tuple[ParsedSession, ParsedSession]:
@@ -72,7 +73,7 @@ def resumed_parse(source: SessionInput, rng: random.Random) -> tuple[ParsedSessi
 
     def rest(transcript: TranscriptInput, agent_id: str, cut: int) -> TranscriptInput:
         state = first.scan_states.get(agent_id)
-        return with_data(transcript, transcript.data[cut:], state) if state is not None else transcript
+        return with_data(transcript, transcript.data[cut:], state, first.scan_chunks.get(agent_id)) if state is not None else transcript
 
     carried = dataclasses.replace(
         source, checkpoint=True, main=rest(source.main, ids[0], cuts[0]),
@@ -101,9 +102,12 @@ def comparable(parsed: ParsedSession) -> dict[str, Any]:
     return fields
 
 
-def test_a_scan_carried_on_from_checkpoints_equals_one_from_byte_0(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [checkpoint.CHUNK_ITEMS, 3])
+def test_a_scan_carried_on_from_checkpoints_equals_one_from_byte_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Also with long lists kept in chunks of 3 items: the carried-on parse names the chunks a parse from byte 0 names."""
+    monkeypatch.setattr(checkpoint, "CHUNK_ITEMS", chunk)
     rng = random.Random(5)
-    sessions = resumed = 0
+    sessions = resumed = chunked = 0
     for corpus in corpora(tmp_path):
         for source in sessions_of(corpus):
             whole = parse_session(dataclasses.replace(source, checkpoint=True))
@@ -115,8 +119,10 @@ def test_a_scan_carried_on_from_checkpoints_equals_one_from_byte_0(tmp_path: Pat
                 assert comparable(carried) == comparable(whole), source.session_id
                 assert joined(first, carried) == whole.transcripts, source.session_id
                 resumed += len(carried.tails)
+                chunked += sum(map(len, first.scan_chunks.values()))
             sessions += 1
     assert sessions >= 10 and resumed >= 50, (sessions, resumed)
+    assert chunked >= (100 if chunk == 3 else 0), chunked
 
 
 def test_a_message_comes_back_from_its_stored_row_with_every_field() -> None:
@@ -185,16 +191,17 @@ def rewritten(data: bytes) -> bytes:
     return data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1 :]
 
 
-@pytest.mark.parametrize("piece", [store.BODY_PIECE, 97])
+@pytest.mark.parametrize(("piece", "chunk"), [(store.BODY_PIECE, checkpoint.CHUNK_ITEMS), (97, 3)])
 def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              piece: int) -> None:
+                                                              piece: int, chunk: int) -> None:
     """Appends, a reply going on, a line written in two goes, a rewrite, a cut, a new agent and one gone: each build equals a cold one.
 
     Also with bodies stored in pieces of 97 bytes (the demo's are shorter than a real piece): an append
-    rewrites them from the one the splice falls in.
+    rewrites them from the one the splice falls in; and with checkpoints' lists in chunks of 3 items.
     """
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)  # every session keeps checkpoints
     monkeypatch.setattr(store, "BODY_PIECE", piece)
+    monkeypatch.setattr(checkpoint, "CHUNK_ITEMS", chunk)
     out, cache = tmp_path / "site", tmp_path / "cache"
     run_build(config(demo_corpus, out, cache))
     main = main_file(demo_corpus)
@@ -244,6 +251,7 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
         for table in ("agents", "orchestration_edges", "compactions"):  # written row by row where they changed (Cache._write_rows)
             assert table_rows(cache, table) == table_rows(cold / "cache", table), (what, table)
+        assert table_rows(cache, "checkpoint_chunks") == stored_chunks(cache), what  # only those the checkpoints name, each as named
         assert_digests_are_of_the_stored_rows(cache)  # spliced (a reply going on replaces the last) as written whole
 
 
@@ -297,6 +305,19 @@ def test_a_copied_corpus_keeps_its_checkpoints_and_the_next_append_opens_one_fil
     assert_equals_cold_build(copy, out, tmp_path)
 
 
+def stored_chunks(cache: Path) -> list[tuple[Any, ...]]:
+    """Return the chunk rows the stored checkpoints name, each with the bytes its digest names (as table_rows orders them)."""
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        named = set()
+        for sid, rel, state in conn.execute("SELECT session_id, rel, state FROM scan_checkpoints"):
+            for value in json.loads(state).values():
+                if isinstance(value, dict) and "chunks" in value:
+                    named |= {(sid, rel, digest) for digest in value["chunks"]}
+        rows = conn.execute("SELECT * FROM checkpoint_chunks").fetchall()
+    assert all(checkpoint.chunk_digest(data) == digest for _, _, digest, data in rows)
+    return sorted((row for row in rows if row[:3] in named), key=repr) if {row[:3] for row in rows} == named else []
+
+
 def table_rows(cache: Path, table: str) -> list[tuple[Any, ...]]:
     """Return every row of a cache's table, in order."""
     with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
@@ -327,8 +348,9 @@ def test_an_append_writes_only_the_rows_it_changes(demo_corpus: Path, tmp_path: 
 
 
 def built_with_checkpoints(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """Build the corpus into tmp_path's site and cache with every session keeping checkpoints; return (site, cache)."""
+    """Build the corpus into tmp_path's site and cache with every session keeping checkpoints, their lists in chunks of 3; return (site, cache)."""
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    monkeypatch.setattr(checkpoint, "CHUNK_ITEMS", 3)
     out, cache = tmp_path / "site", tmp_path / "cache"
     run_build(config(corpus, out, cache))
     return out, cache
@@ -344,7 +366,9 @@ def ask_again(corpus: Path, uuid: str, text: str) -> Path:
 
 @pytest.mark.parametrize("damage", ["UPDATE scan_checkpoints SET state = CAST('{}' AS BLOB)",
                                     "UPDATE scan_checkpoints SET scanned_digest = '00'",
-                                    "UPDATE transcripts SET body_sum = 'x'"])
+                                    "UPDATE transcripts SET body_sum = 'x'",
+                                    "UPDATE checkpoint_chunks SET bytes = CAST('[]' AS BLOB)",
+                                    "DELETE FROM checkpoint_chunks"])
 def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     """A checkpoint whose checksum fails, or whose transcript changed since, is passed over: the file is read whole."""
     out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
@@ -356,6 +380,7 @@ def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Pa
     result = run_build(config(demo_corpus, out, cache))
     assert result.transcripts_opened > 1
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+    assert stored_chunks(cache)  # the chunks named are there again, each as named
 
 
 def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(demo_corpus: Path, tmp_path: Path,
@@ -451,3 +476,34 @@ def test_an_append_takes_the_sidecars_kept_and_a_changed_one_is_read(demo_corpus
     shown = json.loads((out / "data" / "sessions" / f"{main.stem}.json").read_bytes())
     assert [agent["description"] for agent in shown["agents"] if agent["agent_id"] == agent_id] == ["Renamed by its sidecar"]
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_an_append_writes_only_the_checkpoint_chunks_it_changes(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole chunks of a checkpoint's long lists stay where they are stored (their rowid too); an append writes at most a new one a list.
+
+    Nor are they encoded again: a chunk's digest is taken when it is checked as decoded, and when a new one is made.
+    """
+    out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
+    main = main_file(demo_corpus)
+    rel = main.relative_to(demo_corpus).as_posix()
+
+    def chunks(where: str = "rel = ?", args: tuple[str, ...] = (rel,)) -> dict[str, int]:
+        with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+            return dict(conn.execute(f"SELECT digest, rowid FROM checkpoint_chunks WHERE {where}", args).fetchall())
+
+    before = chunks()
+    assert len(before) >= 10
+    in_session = len(chunks("session_id = ?", (main.stem,)))
+    digested: list[bytes] = []
+    real = checkpoint.chunk_digest
+    monkeypatch.setattr(checkpoint, "chunk_digest", lambda data: digested.append(data) or real(data))
+    with main.open("ab") as handle:  # a reply, and the next prompt
+        handle.write(line(assistant("chunk-a", "msg_chunk", "req_chunk", usage(2, 3), ts="2026-05-30T12:00:01.000Z")))
+        handle.write(line(user("chunk-u", "and then?", ts="2026-05-30T12:00:02.000Z")))
+    assert run_build(config(demo_corpus, out, cache)).transcripts_opened == 1
+    after = chunks()
+    assert {digest: after[digest] for digest in before} == before  # every chunk kept, as it was
+    assert len(after) - len(before) <= 3  # candidates, record ids, results: at most one new whole chunk each
+    assert len(digested) == in_session + len(after) - len(before)
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+    assert stored_chunks(cache)

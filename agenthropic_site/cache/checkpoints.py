@@ -49,6 +49,7 @@ class ScanCheckpoint:
     body_len: int
     body_last: int  # where the body's last message starts (1 when it has none)
     state: bytes
+    chunks: tuple[tuple[str, bytes], ...] = ()  # the chunks the state names (digest, bytes: parse/checkpoint.py)
 
 
 @record_class(frozen=True)

@@ -4,7 +4,7 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 24  # 24: small sidecars' bytes kept (parsed_files.sidecar);
+SCHEMA_VERSION = 25  # 25: long lists of a scan checkpoint in chunks (checkpoint_chunks); 24: small sidecars' bytes kept (parsed_files.sidecar);
 # 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
 # 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
 
@@ -236,6 +236,16 @@ CREATE TABLE scan_checkpoints (
     state BLOB NOT NULL,
     row_sum TEXT NOT NULL,
     PRIMARY KEY (session_id, rel)
+);
+-- The chunks of the long lists a scan checkpoint holds (parse/checkpoint.py), under the digest of
+-- their bytes (their checksum: one whose bytes do not match it is not used), with the checkpoint's
+-- path: an append writes the new chunks and deletes those no longer named, and keeps the others.
+CREATE TABLE checkpoint_chunks (
+    session_id TEXT NOT NULL,
+    rel TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (session_id, rel, digest)
 );
 -- The last layout of each transcript: every message's key and HTML size (render/reader.py
 -- pack_sizes), so the next build renders only messages whose key is new; under agent id '', the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import itertools
@@ -24,6 +25,7 @@ from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
 from agenthropic_site.errors import EXIT_FAILURES
 from agenthropic_site.locks import take_lock
+from agenthropic_site.parse.checkpoint import chunk_digest
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Message, ParsedSession, Tokens, message_from_row, message_row
 from agenthropic_site.parse.session import REPLAYING_KINDS
 from agenthropic_site.parse.tools import session_tool_calls
@@ -564,6 +566,7 @@ class Cache:
             self.conn.execute("DELETE FROM views")
             self.conn.execute("DELETE FROM layouts")
             self.conn.execute("DELETE FROM scan_checkpoints")
+            self.conn.execute("DELETE FROM checkpoint_chunks")
             self.conn.execute("DELETE FROM meta WHERE key IN ('usage_state', 'project_insights')")
             self._set_meta("inputs_digest", inputs_digest)
         return known is not None
@@ -718,7 +721,7 @@ class Cache:
             stored_usage = self._stored_usage(parsed.session_id)
             alone, self._alone, self._written_alone = self._alone == (self._changes(), parsed.session_id), None, None
             # The tables written row by row below (only the rows that differ) are not emptied first.
-            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts", "scan_checkpoints", "token_usage", "agents",
+            self._delete_rows(parsed.session_id, keep=("sessions", "transcripts", "scan_checkpoints", "checkpoint_chunks", "token_usage", "agents",
                                                        "orchestration_edges", "compactions", "parsed_files"))
             details = {
                 "warnings": [[w.code, w.message, w.agent_id] for w in parsed.warnings],
@@ -925,7 +928,8 @@ class Cache:
             shape = shapes.get(agent_id)
             if read is None or shape is None:
                 continue
-            if ScanCheckpoint(read, agent_id, shape.body_sum, shape.body_len, shape.body_last, state) == used.get(agent_id):
+            was = used.get(agent_id)
+            if was is not None and ScanCheckpoint(read, agent_id, shape.body_sum, shape.body_len, shape.body_last, state, was.chunks) == was:
                 # Checked as it was read, and written again it would be the same row. Rewriting it
                 # costs twice its size in writes (the cache's SQLite zeroes what it deletes): an append
                 # to the 60 MB session rewrote 7.7 MB of unchanged checkpoints, 4,195 pages.
@@ -934,10 +938,29 @@ class Cache:
             values = (sid, read.rel, agent_id, read.size, read.mtime_ns, read.inode, read.scanned, read.scanned_digest,
                       shape.body_sum, shape.body_len, shape.body_last, state)
             rows.append((*values, _sum(*values)))
+            self._write_chunks(sid, read.rel, parsed.scan_chunks.get(agent_id, {}), was)
         self.conn.execute(
             "DELETE FROM scan_checkpoints WHERE session_id = ? AND rel NOT IN (SELECT value FROM json_each(?))", (sid, orjson.dumps(kept).decode()),
         )
         self.conn.executemany("INSERT INTO scan_checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.conn.execute("DELETE FROM checkpoint_chunks WHERE session_id = ? AND rel NOT IN (SELECT rel FROM scan_checkpoints WHERE session_id = ?)",
+                          (sid, sid))
+
+    def _write_chunks(self, sid: str, rel: str, named: dict[str, bytes], was: ScanCheckpoint | None) -> None:
+        """Make a checkpoint's stored chunks those its new state names: the new ones written, the others kept, those no longer named deleted.
+
+        Kept are only chunks of the checkpoint the parse carried on from whose bytes match their
+        digest (an append to the 60 MB session writes one chunk or none, not its 2.9 MB again).
+        """
+        if was is None:
+            self.conn.execute("DELETE FROM checkpoint_chunks WHERE session_id = ? AND rel = ?", (sid, rel))
+            sound: set[str] = set()
+        else:
+            sound = {digest for digest, data in was.chunks if digest in named and chunk_digest(data) == digest}
+            self.conn.executemany("DELETE FROM checkpoint_chunks WHERE session_id = ? AND rel = ? AND digest = ?",
+                                  [(sid, rel, digest) for digest, _ in was.chunks if digest not in sound])
+        self.conn.executemany("INSERT OR REPLACE INTO checkpoint_chunks VALUES (?, ?, ?, ?)",
+                              [(sid, rel, digest, data) for digest, data in sorted(named.items()) if digest not in sound])
 
     def scan_checkpoints(self, session_id: str) -> dict[str, ScanCheckpoint]:
         """Return a session's checkpoints by path: each whose checksum holds and whose stored transcript is still the one it goes with."""
@@ -952,12 +975,21 @@ class Cache:
                 continue  # damaged, or its transcript changed since: that file is read from its start
             _, rel, agent_id, size, mtime_ns, inode, scanned, digest, body_sum, body_len, body_last, state = values
             found[rel] = ScanCheckpoint(FileScanned(rel, size, mtime_ns, inode, scanned, digest), agent_id, body_sum, body_len, body_last, state)
+        if found:
+            chunks: dict[str, list[tuple[str, bytes]]] = {}
+            for rel, digest, data in self.conn.execute(
+                "SELECT rel, digest, bytes FROM checkpoint_chunks WHERE session_id = ? ORDER BY rel, digest", (session_id,),
+            ):
+                chunks.setdefault(rel, []).append((digest, bytes(data)))
+            for rel, named in chunks.items():  # checked when decoded: a chunk whose bytes do not match its digest is not used
+                if rel in found:
+                    found[rel] = dataclasses.replace(found[rel], chunks=tuple(named))
         return found
 
     def _delete_rows(self, session_id: str, keep: tuple[str, ...] = ()) -> None:
         self._sound -= {(session_id, table) for table in SEALED_TABLES}
         for table in ("views", "transcripts", "compactions", "token_usage", "orchestration_edges", "agents", "sessions", "ingest_checkpoints",
-                      "parsed_files", "row_sums", "scan_checkpoints"):
+                      "parsed_files", "row_sums", "scan_checkpoints", "checkpoint_chunks"):
             if table in keep:
                 continue
             if table == "agents":

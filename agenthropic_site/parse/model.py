@@ -96,6 +96,7 @@ class TranscriptInput:
     meta: bytes | None = None
     run_id: str | None = None
     resume: bytes | None = None  # the scan state after the bytes before `data` (parse/checkpoint.py): `data` is what follows them
+    resume_chunks: tuple[tuple[str, bytes], ...] = ()  # the chunks that state names (digest, bytes)
 
 
 @record_class(frozen=True)
@@ -281,3 +282,4 @@ class ParsedSession:
     # those stored before, the first replacing the last stored one when True (its reply went on).
     tails: dict[str, bool] = field(default_factory=dict)
     scan_states: dict[str, bytes] = field(default_factory=dict)  # agent -> its transcript's checkpoint, when asked for
+    scan_chunks: dict[str, dict[str, bytes]] = field(default_factory=dict)  # agent -> the chunks its checkpoint names, by digest

@@ -107,12 +107,17 @@ class TranscriptFacts:
     unknown_types: Counter = field(default_factory=Counter)
     errors: list[LineError] = field(default_factory=list)
     warnings: list[Warning] = field(default_factory=list)
-    uuids: set[str] = field(default_factory=set)
+    # Record ids, first seen first (a dict, for its order): a long transcript's checkpoint keeps
+    # them in chunks that an append leaves as they were (parse/checkpoint.py).
+    uuids: dict[str, None] = field(default_factory=dict)
     builder: MessageBuilder = field(default_factory=MessageBuilder)
     scanned: int = 0  # records read so far (a spawn's order counts from its transcript's base)
     last_kind: str | None = None  # of the last record that ended a turn
     first_type: str | None = None  # the first record's `type`
     decode_errors: list[LineError] = field(default_factory=list)  # lines that are not JSON objects
+    # By list name, the chunks of the checkpoint this scan carried on from (parse/checkpoint.py
+    # Chunk): what of them the list still holds as it was is not encoded again.
+    settled: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def scan_records(facts: TranscriptFacts, records: Iterable[Record], order_base: int = 0) -> TranscriptFacts:
@@ -153,7 +158,7 @@ def _scan_record(facts: TranscriptFacts, record: Record, order: int) -> str | No
             facts.last_seen_at = timestamp
     uuid = text_of(data.get("uuid"))
     if uuid:
-        facts.uuids.add(uuid)
+        facts.uuids[uuid] = None
     _envelope(facts, data)
     if kind == "assistant":
         return _assistant(facts, record, timestamp, order)

@@ -90,7 +90,7 @@ def parse_session(source: SessionInput) -> ParsedSession:
     if any(where.dropped & spawn_ids for where in resumed.values()):
         raise checkpoint.CannotResume("a spawn names a tool result a checkpoint left out")
     if source.checkpoint:
-        session.scan_states = _checkpoints(facts, inputs_of, resumed, spawn_ids, bool(inline_ids))
+        session.scan_states, session.scan_chunks = _checkpoints(facts, inputs_of, resumed, spawn_ids, bool(inline_ids))
     for fact in facts:
         session.line_errors.extend(fact.decode_errors)
     for fact in facts:
@@ -181,7 +181,8 @@ def _start(transcript: TranscriptInput, agent_id: str, layout: str, main_id: str
     """Return the facts a transcript's scan starts from: its checkpoint's, or none."""
     if transcript.resume is None:
         return TranscriptFacts(agent_id, transcript.rel, layout, main_id)
-    facts, resumed[agent_id] = checkpoint.decode(transcript.resume, agent_id, transcript.rel, layout, main_id, order_base)
+    facts, resumed[agent_id] = checkpoint.decode(transcript.resume, dict(transcript.resume_chunks), agent_id, transcript.rel, layout, main_id,
+                                                 order_base)
     return facts
 
 
@@ -191,9 +192,9 @@ def _lines_before(resumed: dict[str, checkpoint.Resumed], agent_id: str) -> int:
 
 
 def _checkpoints(facts: list[TranscriptFacts], inputs_of: dict[str, tuple[TranscriptInput, int]], resumed: dict[str, checkpoint.Resumed],
-                 spawn_ids: set[str], inline: bool) -> dict[str, bytes]:
-    """Return the scan state of each transcript whose bytes end on a complete line (the main one unless it holds inline turns)."""
-    states = {}
+                 spawn_ids: set[str], inline: bool) -> tuple[dict[str, bytes], dict[str, dict[str, bytes]]]:
+    """Return the scan state of each transcript whose bytes end on a complete line (the main one unless it holds inline turns), and the chunks each names."""
+    states, chunks = {}, {}
     for fact in facts:
         if fact.agent_id not in inputs_of or (fact.layout == "main" and inline):
             continue
@@ -203,10 +204,13 @@ def _checkpoints(facts: list[TranscriptFacts], inputs_of: dict[str, tuple[Transc
         where = resumed.get(fact.agent_id)
         if where is not None and not transcript.data and transcript.resume is not None:
             states[fact.agent_id] = transcript.resume  # nothing new: the same state
-            continue
-        lines = (where.lines if where else 0) + transcript.data.count(b"\n")
-        states[fact.agent_id] = checkpoint.encode(fact, lines, order_base, spawn_ids, where.dropped if where else frozenset())
-    return states
+            named = dict(transcript.resume_chunks)
+        else:
+            lines = (where.lines if where else 0) + transcript.data.count(b"\n")
+            states[fact.agent_id], named = checkpoint.encode(fact, lines, order_base, spawn_ids, where.dropped if where else frozenset())
+        if named:
+            chunks[fact.agent_id] = named
+    return states, chunks
 
 
 def _file_kind(agent_id: str, layout: str, fact: TranscriptFacts) -> str:

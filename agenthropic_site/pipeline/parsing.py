@@ -179,15 +179,17 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
             read.used[agent_id] = checkpoint
             read.scanned[ref.rel] = seen
             read.digests[ref.rel] = seen.scanned_digest  # of all its bytes: it was scanned to its end
-            return TranscriptInput(ref.rel, b"", layout, resume=checkpoint.state)  # as it was: not opened
+            return TranscriptInput(ref.rel, b"", layout, resume=checkpoint.state, resume_chunks=checkpoint.chunks)  # as it was: not opened
     data = read_bytes(root, ref, max_bytes)
     count.opened += 1
     digest = _new_digest()
-    start, resume = 0, None
+    start: int = 0
+    resume: bytes | None = None
+    chunks: tuple[tuple[str, bytes], ...] = ()
     if checkpoint is not None and checkpoint.agent_id == agent_id and keep and len(data) >= checkpoint.file.scanned:
         digest.update(memoryview(data)[: checkpoint.file.scanned])
         if digest.hexdigest() == checkpoint.file.scanned_digest:
-            start, resume = checkpoint.file.scanned, checkpoint.state
+            start, resume, chunks = checkpoint.file.scanned, checkpoint.state, checkpoint.chunks
             read.used[agent_id] = checkpoint
         else:
             digest = _new_digest()  # rewritten, not appended to: read from its start
@@ -200,7 +202,7 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
             read.digests[ref.rel] = read.scanned[ref.rel].scanned_digest  # file_digest of all of it, taken once
     elif same:
         read.digests[ref.rel] = file_digest(data)
-    return TranscriptInput(ref.rel, data[start:] if start else data, layout, resume=resume)
+    return TranscriptInput(ref.rel, data[start:] if start else data, layout, resume=resume, resume_chunks=chunks)
 
 
 @record_class
@@ -237,8 +239,10 @@ def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: 
         files_of = {agent.agent_id: agent.file for agent in parsed.agents}
         for agent_id, state in list(parsed.scan_states.items()):
             scanned = read.scanned.get(files_of.get(agent_id) or "")
-            if scanned is None or len(state) > max(CHECKPOINT_STATE_FLOOR, scanned.scanned // 4):
+            size = len(state) + sum(map(len, parsed.scan_chunks.get(agent_id, {}).values()))
+            if scanned is None or size > max(CHECKPOINT_STATE_FLOOR, scanned.scanned // 4):
                 del parsed.scan_states[agent_id]
+                parsed.scan_chunks.pop(agent_id, None)
         return ParseOutcome(parsed, read.skipped, counter.opened, scanned=read.scanned, used=read.used, digests=read.digests, sidecars=read.sidecars)
     except UnreadableError as exc:
         return ParseOutcome(None, [], counter.opened, f"{exc.reason}: {exc.detail}")

@@ -463,7 +463,7 @@ def _init38(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field21 = _factory21() if _field21 is _FACTORY else _field21
 
 
-def _init39(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26):
+def _init39(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -491,6 +491,7 @@ def _init39(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field24 = _factory24() if _field24 is _FACTORY else _field24
     self._field25 = _factory25() if _field25 is _FACTORY else _field25
     self._field26 = _factory26() if _field26 is _FACTORY else _field26
+    self._field27 = _factory27() if _field27 is _FACTORY else _field27
 
 
 def _init40(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28):
@@ -525,7 +526,7 @@ def _init40(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field28 = _field28
 
 
-def _init41(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32):
+def _init41(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32, _field33):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -559,6 +560,7 @@ def _init41(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field30 = _field30
     self._field31 = _field31
     self._field32 = _factory32() if _field32 is _FACTORY else _field32
+    self._field33 = _factory33() if _field33 is _FACTORY else _field33
 
 
 def _init42(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32, _field33, _field34, _field35, _field36, _field37):
@@ -642,8 +644,8 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (19, False, (3, 15, 17), False): _init36,
     (22, False, (16, 17, 18, 21), False): _init37,
     (22, False, (18, 21), False): _init38,
-    (27, False, (5, 8, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26), False): _init39,
+    (28, False, (5, 8, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27), False): _init39,
     (29, False, (22, 24, 26, 27), False): _init40,
-    (33, False, (6, 7, 9, 10, 11, 12, 13, 14, 19, 24, 25, 26, 27, 28, 32), False): _init41,
+    (34, False, (6, 7, 9, 10, 11, 12, 13, 14, 19, 24, 25, 26, 27, 28, 32, 33), False): _init41,
     (38, False, (17, 18, 21, 22, 23, 24, 25, 26, 27, 28, 29, 31, 32, 33, 34, 35, 37), False): _init42,
 }
