@@ -39,19 +39,34 @@ def demo_rows(demo_site: Path) -> list[tuple[str, bytes, bytes]]:
         cache.close()
 
 
-def test_every_stored_view_and_summary_of_the_demo_round_trips_byte_for_byte(demo_rows: list[tuple[str, bytes, bytes]]) -> None:
+@pytest.fixture(scope="module")
+def demo_usage(demo_site: Path) -> dict[str, bytes]:
+    """Every stored view's owned requests (stored.encode_usage), by session id."""
+    cache = Cache.reader(demo_site.parent / "cache")
+    try:
+        return {sid: bytes(usage) for sid, usage in cache.conn.execute("SELECT session_id, usage FROM views")}
+    finally:
+        cache.close()
+
+
+def test_every_stored_view_and_summary_of_the_demo_round_trips_byte_for_byte(demo_rows: list[tuple[str, bytes, bytes]],
+                                                                             demo_usage: dict[str, bytes]) -> None:
     assert len(demo_rows) > 10
     assert any(orjson.loads(body)["agents"] and orjson.loads(body)["what_if"] for _, body, _ in demo_rows)  # the rich shapes are there
-    for _, body, summary in demo_rows:
-        view = stored.decode_view(body)
-        assert stored.decode_view(stored.encode_view(view)) == view
-        assert stored.encode_view(view) == body == previous_encoding(view)
+    assert sum(len(orjson.loads(usage)) for usage in demo_usage.values()) > 50
+    for sid, body, summary in demo_rows:
+        view = stored.decode_view(body, demo_usage[sid])
+        assert stored.decode_view(stored.encode_view(view), stored.encode_usage(view)) == view
+        # The requests are kept once, beside the body, not in it too.
+        assert stored.encode_view(view) == body == previous_encoding(dataclasses.replace(view, context=[]))
+        assert stored.encode_usage(view) == demo_usage[sid] and len(view.context) == len(orjson.loads(demo_usage[sid]))
         brief = stored.decode_summary(summary)
         assert stored.decode_summary(stored.encode_summary(brief)) == brief
         assert stored.encode_summary(brief) == summary == previous_encoding(brief)
 
 
-def test_computed_views_encode_as_before_and_are_exactly_their_decoded_copies(demo_site: Path, demo_rows: list[tuple[str, bytes, bytes]]) -> None:
+def test_computed_views_encode_as_before_and_are_exactly_their_decoded_copies(demo_site: Path, demo_rows: list[tuple[str, bytes, bytes]],
+                                                                              demo_usage: dict[str, bytes]) -> None:
     cache = Cache.reader(demo_site.parent / "cache")
     try:
         views = compute_views(cache, [sid for sid, _, _ in demo_rows], load_price_table())
@@ -59,10 +74,11 @@ def test_computed_views_encode_as_before_and_are_exactly_their_decoded_copies(de
         cache.close()
     for sid, body, _ in demo_rows:
         view = views[sid]
-        assert codec.encode(view) == previous_encoding(view) == body
+        assert stored.encode_view(view) == previous_encoding(dataclasses.replace(view, context=[])) == body
+        assert stored.encode_usage(view) == demo_usage[sid]
         # The render of a session changed alone takes the view computed (model/stored.py ComputedAlone):
         # it must be its decoded copy in every type, key order and digit, or the page would differ.
-        assert differences(view, codec.decode(SessionView, body)) == [], sid
+        assert differences(view, stored.decode_view(body, demo_usage[sid])) == [], sid
 
 
 @pytest.fixture(scope="module")
@@ -80,16 +96,16 @@ def broken(raw: dict[str, Any], change: Any) -> bytes:
 
 def test_a_missing_field_is_an_error_not_a_default(a_view: dict[str, Any]) -> None:
     with pytest.raises(CodecError, match=r"^\$: SessionView: missing field\(s\) status$"):
-        stored.decode_view(broken(a_view, lambda raw: raw.pop("status")))  # status has a default
+        stored.decode_view(broken(a_view, lambda raw: raw.pop("status")), b"[]")  # status has a default
     with pytest.raises(CodecError, match=r"^\$\.agents\[0\]\.tokens: Tokens: missing field\(s\) output$"):
-        stored.decode_view(broken(a_view, lambda raw: raw["agents"][0]["tokens"].pop("output")))
+        stored.decode_view(broken(a_view, lambda raw: raw["agents"][0]["tokens"].pop("output")), b"[]")
 
 
 def test_an_unknown_key_is_an_error(a_view: dict[str, Any]) -> None:
     with pytest.raises(CodecError, match=r"SessionView: unknown key\(s\) renamed_field"):
-        stored.decode_view(broken(a_view, lambda raw: raw.__setitem__("renamed_field", 1)))
+        stored.decode_view(broken(a_view, lambda raw: raw.__setitem__("renamed_field", 1)), b"[]")
     with pytest.raises(CodecError, match=r"^\$\.compactions\[0\]: CompactionView: missing field\(s\) trigger; unknown key\(s\) trigger_kind$"):
-        stored.decode_view(broken(a_view, lambda raw: raw["compactions"][0].__setitem__("trigger_kind", raw["compactions"][0].pop("trigger"))))
+        stored.decode_view(broken(a_view, lambda raw: raw["compactions"][0].__setitem__("trigger_kind", raw["compactions"][0].pop("trigger"))), b"[]")
 
 
 @pytest.mark.parametrize(("change", "where"), [
@@ -105,15 +121,26 @@ def test_an_unknown_key_is_an_error(a_view: dict[str, Any]) -> None:
 ])
 def test_a_value_of_the_wrong_shape_is_an_error_naming_where(a_view: dict[str, Any], change: Any, where: str) -> None:
     with pytest.raises(CodecError, match=f"^{where}"):
-        stored.decode_view(broken(a_view, change))
+        stored.decode_view(broken(a_view, change), b"[]")
 
 
 def test_damaged_bytes_are_a_codec_error_the_cache_derives_again() -> None:
     for body in (b"", b"{", b"[]", b"null", b'{"session_id": "x"}'):
         with pytest.raises(stored.DAMAGED):
-            stored.decode_view(body)
+            stored.decode_view(body, b"[]")
         with pytest.raises(stored.DAMAGED):
             stored.decode_summary(body)
+
+
+def test_damaged_requests_of_a_view_are_a_codec_error_the_cache_derives_again(a_view: dict[str, Any]) -> None:
+    body = orjson.dumps(a_view)
+    good = ["2026-01-01T10:00:00.000Z", "m", 1, 2, 3, 4, 5, "0.5", "an-agent"]
+    assert stored.decode_view(body, orjson.dumps([good])).context[0].context == 1 + 3 + 4 + 5
+    for usage in (b"", b"{", b"null", b"[[1]]", orjson.dumps([good[:-1]]), orjson.dumps([[*good[:7], "half a dollar", good[8]]]),
+                  orjson.dumps([[*good[:2], "1", *good[3:]]]), orjson.dumps([[*good[:3], 2.5, *good[4:]]]), orjson.dumps([[*good[:7], 0.5, good[8]]]),
+                  orjson.dumps([[*good[:8], None]])):
+        with pytest.raises(stored.DAMAGED):
+            stored.decode_view(body, usage)
 
 
 # The point of the codec: a field added to a stored class, with a default, comes back with its value.

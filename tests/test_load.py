@@ -67,8 +67,8 @@ def counter(monkeypatch: pytest.MonkeyPatch, small_batches: None) -> Iterator[Vi
         counting.track(made.values())
         return made
 
-    def counted_decode(body: bytes) -> views.SessionView:
-        view = decode(body)
+    def counted_decode(body: bytes, usage: bytes) -> views.SessionView:
+        view = decode(body, usage)
         counting.loaded += 1
         counting.track([view])
         return view

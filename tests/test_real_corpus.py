@@ -127,7 +127,7 @@ def test_every_computed_view_is_exactly_its_decoded_copy(real: Built) -> None:
     """The render of a session changed alone takes its computed view (model/stored.py ComputedAlone): real shapes must round-trip exactly."""
     from agenthropic_site.cache import Cache
     from agenthropic_site.cost import load_price_table
-    from agenthropic_site.model.stored import decode_view, encode_view
+    from agenthropic_site.model.stored import decode_view, encode_usage, encode_view
     from agenthropic_site.model.views import compute_views
 
     cache = Cache.reader(real.site.parent / "cache")
@@ -136,6 +136,6 @@ def test_every_computed_view_is_exactly_its_decoded_copy(real: Built) -> None:
         assert ids
         for start in range(0, len(ids), 16):
             for sid, view in compute_views(cache, ids[start : start + 16], load_price_table()).items():
-                assert differences(view, decode_view(encode_view(view))) == [], sid
+                assert differences(view, decode_view(encode_view(view), encode_usage(view))) == [], sid
     finally:
         cache.close()

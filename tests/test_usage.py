@@ -405,7 +405,7 @@ def _carry(state: str, stored: list[tuple[str, bytes]], tz: str, asked: list[str
 
 
 def test_summing_everything_reads_every_session_once() -> None:
-    point = ["2025-01-01T10:00:00.000Z", "m", 1, 1, 0, 0, 0, "1"]
+    point = ["2025-01-01T10:00:00.000Z", "m", 1, 1, 0, 0, 0, "1", "an-agent"]
     stored = _stored([("a", point), ("b", point), ("b", point)])
     asked: list[str] = []
     usage, _, entries = usage_module.sum_all(_sums(stored), _reader(stored, asked), "UTC")
@@ -434,7 +434,7 @@ def test_windows_carried_forward_equal_the_windows_summed_again() -> None:
             session = rng.choice(sessions)
             at = None if rng.random() < 0.05 else moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
             cost = None if session in unpriced else str(Decimal(rng.randrange(1, 10_000)) / 10_000)
-            points.append((session, [at, rng.choice(["m1", "m2"]), *(rng.randrange(100) for _ in range(5)), cost]))
+            points.append((session, [at, rng.choice(["m1", "m2"]), *(rng.randrange(100) for _ in range(5)), cost, session]))
         cut = rng.randrange(0, len(points) + 1)
         before, after = _stored(points[:cut]), _stored(points)
         usage, scan, entries = _summed(before, tz)
@@ -453,7 +453,7 @@ def test_windows_carried_forward_equal_the_windows_summed_again() -> None:
 
 
 def test_windows_are_summed_again_when_the_corpus_did_not_only_grow() -> None:
-    point = lambda at, cost="1": ["2025-01-01T" + at + ".000Z", "m", 1, 1, 0, 0, 0, cost]  # noqa: E731
+    point = lambda at, cost="1": ["2025-01-01T" + at + ".000Z", "m", 1, 1, 0, 0, 0, cost, "an-agent"]  # noqa: E731
     before = _stored([("a", point("10:00:00")), ("b", point("11:00:00"))])
     state = usage_module.state_of(*_summed(before, "UTC"))
     assert _carry(state, _stored([("a", point("10:00:00")), ("b", point("11:00:00")), ("b", point("12:00:00"))]), "UTC") is not None

@@ -4,7 +4,8 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 25  # 25: long lists of a scan checkpoint in chunks (checkpoint_chunks); 24: small sidecars' bytes kept (parsed_files.sidecar);
+SCHEMA_VERSION = 25  # 25: long lists of a scan checkpoint in chunks (checkpoint_chunks), a view's requests kept once (views.usage);
+# 24: small sidecars' bytes kept (parsed_files.sidecar);
 # 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
 # 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
 

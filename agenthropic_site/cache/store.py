@@ -1162,15 +1162,16 @@ class Cache:
                 self._damaged(f"the stored summary of session {sid}", (("view", sid),))
                 yield sid, None, ""
 
-    def view_body(self, session_id: str) -> bytes | None:
-        """Return one session's stored view (None when there is none, or it is damaged: derive it again)."""
+    def view_body(self, session_id: str) -> tuple[bytes, bytes] | None:
+        """Return one session's stored view and its owned requests (None when there is none, or it is damaged: derive it again)."""
         row = self.conn.execute(
-            "SELECT body, excluded, body_sum, summary_sum, row_sum FROM views WHERE session_id = ?", (session_id,)
+            "SELECT body, usage, usage_sum, excluded, body_sum, summary_sum, row_sum FROM views WHERE session_id = ?", (session_id,)
         ).fetchone()
         if row is None:
             return None
-        if _view_row_sound(session_id, *row[1:]) and _sum(bytes(row[0])) == row[2]:
-            return bytes(row[0])
+        body, usage = bytes(row[0]), bytes(row[1])
+        if _view_row_sound(session_id, *row[3:]) and _sum(body) == row[4] and _sum(session_id, usage) == row[2]:
+            return body, usage
         self._damaged(f"the stored view of session {session_id}", (("view", session_id),))
         return None
 

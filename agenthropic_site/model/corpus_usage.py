@@ -127,7 +127,7 @@ def decode(session_id: str, data: bytes, checksum: str | None = None) -> list[Us
 def _requests(session_id: str, data: bytes) -> list[UsageRequest]:
     return [
         UsageRequest(session_id, parse_time(at), model, Tokens(*counts), None if cost is None else Decimal(cost))
-        for at, model, *counts, cost in orjson.loads(data)
+        for at, model, *counts, cost, _ in orjson.loads(data)  # the last: the agent's id (stored.encode_usage)
     ]
 
 

@@ -2,13 +2,17 @@
 
 A view is computed once per change of its session (views.compute_views) and kept as JSON; the
 site is rendered from the summaries of every session and the whole views of a batch at a time.
+A view's owned requests (its context points) are kept once, beside its body (`encode_usage`),
+where the usage windows read them too: they were half of every body's bytes, kept twice.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import operator
 from collections.abc import Callable, Iterator
+from decimal import Decimal, InvalidOperation
 
 import orjson
 
@@ -16,18 +20,21 @@ from agenthropic_site.cache import Cache, codec
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model import views
 from agenthropic_site.model.decoded import DecodedOnce
+from agenthropic_site.model.insights import ContextPoint, context_size
 from agenthropic_site.model.views import AgentRequests, SessionSummary, SessionView, compute_views, summarize
-from agenthropic_site.parse.model import TOKEN_CATEGORIES
+from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 
 
 def encode_view(view: SessionView) -> bytes:
-    """Serialise a view for the cache (dataclasses as objects, Decimals as strings)."""
-    return codec.encode(view)
+    """Serialise a view for the cache (dataclasses as objects, Decimals as strings), but its requests: `encode_usage` keeps them."""
+    return codec.encode(dataclasses.replace(view, context=[]))
 
 
-def decode_view(body: bytes) -> SessionView:
-    """Rebuild a SessionView from encode_view's bytes."""
-    return codec.decode(SessionView, body)
+def decode_view(body: bytes, usage: bytes) -> SessionView:
+    """Rebuild a SessionView from encode_view's bytes and encode_usage's."""
+    view = codec.decode(SessionView, body)
+    view.context = context_points(usage)
+    return view
 
 
 def encode_summary(summary: SessionSummary) -> bytes:
@@ -51,11 +58,27 @@ _token_counts = operator.attrgetter(*TOKEN_CATEGORIES)
 
 
 def encode_usage(view: SessionView) -> bytes:
-    """Serialise the requests a view owns as the usage windows read them: [time, model, tokens by category..., cost or null]."""
+    """Serialise the requests a view owns, its context points: [time, model, tokens by category..., cost or null, agent id]."""
     return orjson.dumps([
-        [point.at, point.model, *_token_counts(point.tokens), None if point.cost is None else str(point.cost)]
+        [point.at, point.model, *_token_counts(point.tokens), None if point.cost is None else str(point.cost), point.agent_id]
         for point in view.context
     ])
+
+
+def context_points(usage: bytes) -> list[ContextPoint]:
+    """Rebuild a view's context points from encode_usage's bytes (CodecError when they are not such)."""
+    points = []
+    try:
+        for at, model, fresh, output, read, written_5m, written_1h, cost, agent_id in orjson.loads(usage):
+            counts = (fresh, output, read, written_5m, written_1h)
+            if not (all(type(count) is int for count in counts) and isinstance(model, str) and isinstance(agent_id, str)
+                    and (at is None or isinstance(at, str)) and (cost is None or isinstance(cost, str))):
+                raise TypeError("a value of the wrong kind")
+            tokens = Tokens(*counts)
+            points.append(ContextPoint(at, agent_id, model, context_size(tokens), None if cost is None else Decimal(cost), tokens))
+    except (ValueError, TypeError, InvalidOperation) as exc:
+        raise codec.CodecError(f"stored requests that do not decode ({type(exc).__name__})") from None
+    return points
 
 
 # What decoding bytes that are not a view (or a view of an older shape) raises; a TypeError of the
@@ -72,9 +95,11 @@ VIEW_WORKERS_MIN_BATCHES = 4  # fewer batches of views than this are computed in
 
 
 def _encoded(view: SessionView) -> tuple[SessionSummary, ViewRow]:
-    body = encode_view(view)
-    summary = summarize(view, hashlib.sha256(body).hexdigest())
-    return summary, (body, encode_summary(summary), view.excluded_reason is not None, encode_usage(view))
+    body, usage = encode_view(view), encode_usage(view)
+    digest = hashlib.sha256(body)
+    digest.update(usage)  # a request's time or agent is shown, and may change alone
+    summary = summarize(view, digest.hexdigest())
+    return summary, (body, encode_summary(summary), view.excluded_reason is not None, usage)
 
 
 def view_rows(views: dict[str, SessionView]) -> dict[str, ViewRow]:
@@ -155,14 +180,14 @@ def load_view(cache: Cache, session_id: str, prices: PriceTable, store: bool = T
     A render worker reads the cache only (`store=False`): the cache raises the damage it finds to
     the build, and a view computed again here is not kept.
     """
-    body = cache.view_body(session_id)  # None when absent or damaged (the cache notes the damage)
-    if body is not None:
+    stored = cache.view_body(session_id)  # None when absent or damaged (the cache notes the damage)
+    if stored is not None:
         try:
-            return decode_view(body)
+            return decode_view(*stored)
         except DAMAGED:
             pass  # sound bytes this code cannot read: derived again like damaged ones
     cache.verify_for_views([session_id])
     view = compute_views(cache, [session_id], prices)[session_id]
     if store:
         store_views(cache, {session_id: view})
-    return decode_view(encode_view(view))
+    return decode_view(encode_view(view), encode_usage(view))
