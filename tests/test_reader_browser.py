@@ -18,7 +18,7 @@ import pytest
 from markupsafe import escape
 
 from agenthropic_site.parse.model import Block, Message
-from agenthropic_site.render.search import entries_of, sessions_js, shard_js
+from agenthropic_site.render.search import entries_of, parts_js, sessions_js, shard_js
 from agenthropic_site.render.theme import default_theme_dir, environment, theme_dirs
 from test_browser import CHROMIUM, Opened
 
@@ -95,8 +95,11 @@ def message_html(index: int, message: Message) -> str:
     return f'<li class="{classes}" id="m{index}" data-has="{" ".join(has)}">{"".join(parts)}</li>'
 
 
-def write_site(site: Path, marker: str) -> dict[str, list[Message]]:
-    """Write the fixture site: two sessions of two transcript pages each, their search data, the search page and the static files."""
+def write_site(site: Path, marker: str, split: frozenset[str] = frozenset()) -> dict[str, list[Message]]:
+    """Write the fixture site: two sessions of two transcript pages each, their search data, the search page and the static files.
+
+    The shard of a session in `split` lists files of ten rows each, as a large session's does (render/search.py parts_js).
+    """
     shutil.copytree(default_theme_dir() / "static", site / "static")
     env = environment(theme_dirs(None))
     base = {"model": SimpleNamespace(lower_bound=False, usage=SimpleNamespace(tz="UTC")), "version": "test"}
@@ -116,7 +119,14 @@ def write_site(site: Path, marker: str) -> dict[str, list[Message]]:
             path.write_text(template.render(root="../../../", **base))
         entries = entries_of(messages, lambda index, sid=sid: f"sessions/{sid}/transcript/{index // PER_PAGE + 1}.html")
         (site / "search" / "s").mkdir(parents=True, exist_ok=True)
-        (site / "search" / "s" / f"{sid}.js").write_bytes(shard_js(sid, entries))
+        if sid in split:
+            files = [f"search/s/{sid}/{start // 10}.js" for start in range(0, len(entries), 10)]
+            (site / "search" / "s" / sid).mkdir()
+            for number, file in enumerate(files):
+                (site / file).write_bytes(shard_js(sid, entries[number * 10 : number * 10 + 10]))
+            (site / "search" / "s" / f"{sid}.js").write_bytes(parts_js(sid, files))
+        else:
+            (site / "search" / "s" / f"{sid}.js").write_bytes(shard_js(sid, entries))
         listed.append({"id": sid, "title": f"Session <b>{sid}</b>", "project": "demo", "started": "2026-01-01T00:00:00Z", "shard": f"search/s/{sid}.js"})
     (site / "search" / "sessions.js").write_bytes(sessions_js(listed))
     (site / "search.html").write_text(env.get_template("search.html").render(root="", **base))
@@ -288,6 +298,44 @@ def test_the_search_page_finds_a_word_of_one_tool_output_from_file_urls(site: Pa
     assert page.locator("li.hit a").get_attribute("href") == hit_link
     page.locator("li.hit a").click()
     wait_until(page, "document.getElementById('m33-b0') && document.getElementById('m33-b0').open")
+    clean(opened)
+
+
+def test_a_large_sessions_shard_in_several_files_is_searched_from_both_pages(tmp_path: Path, context) -> None:
+    """A shard that lists files of rows (a large session's) is searched whole: by the search page, and by a transcript page's find."""
+    site = tmp_path / "site"
+    write_site(site, "wombatfeathers", split=frozenset({"s1", "s2"}))
+    assert len(list((site / "search" / "s" / "s2").iterdir())) > 3
+    opened = Opened(context, site / "search.html")
+    page = opened.page
+    page.locator("#q").fill("wombatfeathers output")
+    page.locator("#q").press("Enter")
+    wait_until(page, "document.getElementById('search-status').textContent.startsWith('Searched 2 of 2 sessions')")
+    assert page.locator("#search-status").text_content() == "Searched 2 of 2 sessions: 1 match."
+    assert page.locator("li.hit a").get_attribute("href") == "sessions/s2/transcript/2.html#m33-b0"
+    clean(opened)
+    opened = open_page(context, page_one(site))
+    find = opened.page.locator("#transcript-find")
+    find.fill("ZANZIBAR")
+    find.press("Enter")
+    link = opened.page.locator("ul.find-elsewhere a")
+    link.wait_for()
+    assert link.count() == 1 and link.get_attribute("href") == "../../../sessions/s1/transcript/2.html#m33"
+    clean(opened)
+
+
+def test_a_shard_listing_files_outside_the_site_loads_none_of_them(tmp_path: Path, context) -> None:
+    site = tmp_path / "site"
+    write_site(site, "wombatfeathers")
+    (tmp_path / "outside.js").write_text("window.__pwned = 1;\n")
+    (site / "search" / "s" / "s1.js").write_bytes(parts_js("s1", ["../outside.js", "search/s/s2.js"]))
+    opened = Opened(context, site / "search.html")
+    page = opened.page
+    page.locator("#q").fill("wombatfeathers")
+    page.locator("#q").press("Enter")
+    wait_until(page, "document.getElementById('search-status').textContent.endsWith('.')")
+    assert page.locator("ol.search-results li.note").text_content() == "Could not load the search data of session Session <b>s1</b>."
+    assert page.locator("li.hit").count() == 1 and page.evaluate("typeof window.__pwned") == "undefined"
     clean(opened)
 
 

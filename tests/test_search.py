@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agenthropic_site.parse.model import Block, Message
-from agenthropic_site.render.search import SearchEntry, entries_of, join_shard, sessions_js, shard_js, shard_part, split_shard
+from agenthropic_site.render.search import (
+    SearchEntry, entries_of, group_file, join_shard, sessions_js, shard_groups, shard_js, shard_part, split_shard,
+)
+from records import line, user
 
 HOSTILE = 'a </script><script>alert(1)</script> "quoted" \\ back\\slash \u2028 line \u2029 para agenthropicSearch.x(); `tick` <!-- &amp;'
 
@@ -97,3 +102,60 @@ def test_sessions_js_keeps_key_order_and_hostile_titles_inside_strings() -> None
     assert list(parsed[0]) == ["id", "title", "project", "started", "shard"]
     assert sessions_js([dict(entry) for entry in sessions]) == script
     assert sessions_js([]) == b"agenthropicSearch.sessions([]);\n"
+
+
+def test_shard_groups_cut_by_names_alone() -> None:
+    """A file of a split shard starts where a part's name says so: a part changed, or added at the end, leaves the other cuts as they were."""
+    names = [f"s1/{page}" for page in range(1, 40)] + [f"agent-{number:03d}" for number in range(300)]
+    groups = shard_groups(names)
+    assert [index for group in groups for index in group] == list(range(len(names)))
+    assert groups[:39] == [[index] for index in range(39)]  # a page of the session's transcript has a file of its own
+    assert 300 / 64 < len(groups) - 39 < 300 / 4  # the agents' parts: about SHARD_GROUP_PARTS a file
+    firsts = {names[group[0]] for group in groups}
+    more = [*names[:39], "s1/40", *names[39:]]  # the session's transcript gets a page
+    assert firsts - {more[group[0]] for group in shard_groups(more)} == set()  # every file that started before starts again
+    assert len({group_file("s1", name) for name in firsts}) == len(firsts)
+
+
+def test_a_large_sessions_rows_are_written_in_files_and_an_append_rewrites_only_those_it_changes(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past SHARD_SPLIT_BYTES a session's shard lists files of its rows: together they are its whole shard, and an append writes the list
+    and the files of the parts it changed, keeping the others (their inode too); the site equals a cold build's."""
+    from agenthropic_site.pipeline.build import run_build
+    from agenthropic_site.render import pages, search
+    from agenthropic_site.render.writer import SiteWriter
+    from test_incremental import assert_equals_cold_build, config, main_file
+
+    whole = tmp_path / "whole"
+    run_build(config(demo_corpus, whole, tmp_path / "whole-cache"))
+    monkeypatch.setattr(pages, "SHARD_SPLIT_BYTES", 1)
+    monkeypatch.setattr(search, "SHARD_GROUP_PARTS", 2)
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    sid = main_file(demo_corpus).stem
+    listed = re.fullmatch(rf'agenthropicSearch\.parts\("{sid}", (\[.*\])\);\n', (out / "search" / "s" / f"{sid}.js").read_text())
+    assert listed is not None
+    files = json.loads(listed.group(1))
+    assert len(files) >= 3 and sorted(files) == sorted(f"search/s/{sid}/{path.name}" for path in (out / "search" / "s" / sid).iterdir())
+
+    def rows(script: Path) -> list[Any]:
+        found = re.fullmatch(rf'agenthropicSearch\.shard\("{sid}", (\[.*\])\);\n', script.read_text(), re.DOTALL)
+        assert found is not None
+        return json.loads(found.group(1))
+
+    assert [row for file in files for row in rows(out / file)] == rows(whole / "search" / "s" / f"{sid}.js")
+    inodes = {file: (out / file).stat().st_ino for file in files}
+    main = main_file(demo_corpus)
+    with main.open("ab") as handle:
+        handle.write(line(user("split-late", "one more question", ts="2026-05-30T12:00:00.000Z")))
+    read: list[str] = []
+    read_previous = SiteWriter.read_previous
+    monkeypatch.setattr(SiteWriter, "read_previous", lambda writer, rel: read.append(rel) or read_previous(writer, rel))
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    # A file is read back only for a kept part of a file written again: the last page's file is all new, the others are kept unread.
+    assert len([rel for rel in read if rel.startswith(f"search/s/{sid}/")]) <= 1
+    after = json.loads(re.fullmatch(r'agenthropicSearch\.parts\("[^"]+", (\[.*\])\);\n', (out / "search" / "s" / f"{sid}.js").read_text()).group(1))
+    kept = [file for file in files if file in after and (out / file).stat().st_ino == inodes[file]]
+    assert len(kept) >= len(files) - 2  # the file of the transcript's last page, and one a new page may start
+    assert_equals_cold_build(demo_corpus, out, tmp_path)

@@ -31,7 +31,9 @@ from agenthropic_site.render.formats import duration, fine_usd, markdown, short_
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.rows import status_badge
 from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, plain_json, turns_of, unpack_sizes
-from agenthropic_site.render.search import entries_of, result_targets, shard_part, shard_pieces, split_shard, tool_calls
+from agenthropic_site.render.search import (
+    SHARD_SPLIT_BYTES, entries_of, group_file, parts_js, result_targets, shard_groups, shard_part, shard_pieces, split_shard, tool_calls,
+)
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
@@ -193,6 +195,8 @@ class Renderer:
                 self.previous_of_session[parts[1]].append(rel)
             elif parts[0] == "search" and len(parts) == 3 and parts[1] == "s" and parts[2].endswith(".js"):
                 self.previous_of_session[parts[2][:-3]].append(rel)
+            elif parts[0] == "search" and len(parts) == 4 and parts[1] == "s":  # a file of a split shard (render/search.py group_file)
+                self.previous_of_session[parts[2]].append(rel)
 
     def _output_digest(self, rel: str, *parts: str) -> str:
         return digest_of(self.site_digest.encode(), rel.encode(), *(part.encode() for part in parts))
@@ -420,13 +424,28 @@ class Renderer:
                 part = self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, digest, known,
                                          agent.agent_id not in paged, last_parts)
                 parts.append((agent.agent_id, digest, part))
-        self.put(f"search/s/{sid}.js", shard_pieces(sid, [part for _, _, part in parts]))
-        memo = orjson.dumps([[agent_id, key, len(part)] for agent_id, key, part in parts])
+        lengths = [part.length if isinstance(part, _Kept) else len(part) for _, _, part in parts]
+        self._put_shard(sid, parts, lengths, last_parts)
+        memo = orjson.dumps([[agent_id, key, length] for (agent_id, key, _), length in zip(parts, lengths)])
         if memo != known.get(SEARCH_PARTS):
             self.layouts[(sid, SEARCH_PARTS)] = memo
         graph = (dot_digest(dot) if dot else "").encode()
         if graph != known.get(GRAPH):
             self.layouts[(sid, GRAPH)] = graph
+
+    def _put_shard(self, sid: str, parts: list[ShardPart], lengths: list[int], last: _LastShard) -> None:
+        """Write a session's search rows: one shard, or past SHARD_SPLIT_BYTES files of a few parts each (one whose parts are the last build's stays)."""
+        if sum(lengths) < SHARD_SPLIT_BYTES:
+            self.put(f"search/s/{sid}.js", shard_pieces(sid, [last.resolve(*part) for part in parts]))
+            return
+        files = []
+        for group in shard_groups([name for name, _, _ in parts]):
+            rel = group_file(sid, parts[group[0]][0])
+            files.append(rel)
+            if last.holds(rel, [(parts[index][0], parts[index][1], lengths[index]) for index in group]) and rel in self.previous and self._keep(rel):
+                continue  # made of the same parts as last build: neither read nor written
+            self.put(rel, shard_pieces(sid, [last.resolve(*parts[index]) for index in group]))
+        self.put(f"search/s/{sid}.js", parts_js(sid, files))
 
     @staticmethod
     def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures]) -> str:
@@ -438,7 +457,7 @@ class Renderer:
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
         masks: Redactor | None, digest: str, known: dict[str, bytes], was_inline: bool, last_shard: _LastShard,
-    ) -> bytes | memoryview:
+    ) -> bytes | memoryview | _Kept:
         """Write an agent's page, with its transcript on it when short, else paged beside it; return its part of the search shard.
 
         The page is judged by its inputs' digest (the session's, the agent's, its stored transcript's):
@@ -448,8 +467,11 @@ class Renderer:
         sid, aid = session.session_id, agent.agent_id
         rel = f"sessions/{sid}/agents/{aid}.html"
         if was_inline and self.previous.get(rel) == digest and self._keep(rel):
-            kept = last_shard.part(aid, digest) if masks is None else None
-            return kept if kept is not None else shard_part(entries_of(self.transcript(sid, aid, masks)[0], lambda index: rel))
+            def remake() -> bytes:
+                return shard_part(entries_of(self.transcript(sid, aid, masks)[0], lambda index: rel))
+
+            kept = last_shard.kept(aid, digest, remake) if masks is None else None
+            return kept if kept is not None else remake()
         log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
         messages, stored = self.transcript(sid, aid, masks)
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
@@ -563,7 +585,7 @@ class Renderer:
 
 
 def _paged_parts(owner: str, messages: list[Message], layout: Layout, href_of_page: Callable[[int], str],
-                 last: _LastShard) -> list[tuple[str, str, bytes | memoryview]]:
+                 last: _LastShard) -> list[ShardPart]:
     """Return a paged transcript's rows of the search shard, one part per page: a page made of the same inputs as last build keeps its part.
 
     An append to a 60 MB session changes its last page or two; its 17 MB of rows were made again
@@ -571,44 +593,81 @@ def _paged_parts(owner: str, messages: list[Message], layout: Layout, href_of_pa
     """
     calls = tool_calls(messages)
     page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
-    parts: list[tuple[str, str, bytes | memoryview]] = []
+    parts: list[ShardPart] = []
     for number, page in enumerate(layout.pages, start=1):
         # The page's messages (their keys: content, place, context), its link, and where its results point.
         made_of = plain_json([href_of_page(number), result_targets(messages, page, calls, page_of)])
         key = hashlib.blake2b(layout.page_key(number) + made_of, digest_size=16).hexdigest()
         name = f"{owner}/{number}"
-        kept = last.part(name, key) if len(layout.pages) > 1 else None  # one page: an append changed it
-        parts.append((name, key, kept if kept is not None else
-                      shard_part(entries_of(messages, lambda index: href_of_page(page_of[index]), page, calls))))
+
+        def made(page: list[int] = page) -> bytes:
+            return shard_part(entries_of(messages, lambda index: href_of_page(page_of[index]), page, calls))
+
+        kept = last.kept(name, key, made) if len(layout.pages) > 1 else None  # one page: an append changed it
+        parts.append((name, key, kept if kept is not None else made()))
     return parts
 
 
+@record_class(frozen=True)
+class _Kept:
+    """A part of a session's search rows made of the inputs of the last build's: taken from its file only when the file is written again."""
+
+    length: int
+    remake: Callable[[], bytes]  # makes it again, when the last build's file does not hold it as written
+
+
+# A part of a session's search rows: its name (an agent id, or transcript/page), the inputs it was made from, its bytes or _Kept.
+ShardPart = tuple[str, str, "bytes | memoryview | _Kept"]
+
+
 class _LastShard:
-    """The last build's search shard of a session, cut into its transcripts' parts: read only when a part is asked for."""
+    """The last build's search rows of a session, by part (its memo): a file of them is read only when a part it holds is asked for."""
 
     def __init__(self, renderer: Renderer, session_id: str, memo: bytes | None) -> None:
-        self.renderer, self.session_id, self.memo = renderer, session_id, memo
-        self.parts: dict[str, tuple[str, bytes | memoryview]] | None = None
-
-    def part(self, agent_id: str, key: str) -> bytes | memoryview | None:
-        """Return an agent's or a page's part of the last shard when it was made from the same inputs, else None."""
-        if self.parts is None:
-            self.parts = self._read()
-        found = self.parts.get(agent_id)
-        return found[1] if found is not None and found[0] == key else None
-
-    def _read(self) -> dict[str, tuple[str, bytes | memoryview]]:
-        rel = f"search/s/{self.session_id}.js"
+        self.renderer, self.session_id = renderer, session_id
         try:
-            listed = orjson.loads(self.memo or b"[]")
-            rows = [(str(agent_id), str(key), int(length)) for agent_id, key, length in listed]
+            rows = [(str(name), str(key), int(length)) for name, key, length in orjson.loads(memo or b"[]")]
         except (orjson.JSONDecodeError, TypeError, ValueError):
-            return {}  # a memo this code did not write: every part is made again
-        data = self.renderer.writer.read_previous(rel) if rows and all(length >= 0 for _, _, length in rows) else None
-        # The shard must be the one the memo describes: the bytes the last build published.
+            rows = []  # a memo this code did not write: every part is made again
+        if any(length < 0 for _, _, length in rows):
+            rows = []
+        self.known = {name: (key, length) for name, key, length in rows}
+        # Which file held each part: the shard, or a file of it when it was split (as _put_shard wrote them).
+        if sum(length for _, _, length in rows) < SHARD_SPLIT_BYTES:
+            self.files = {f"search/s/{session_id}.js": rows}
+        else:
+            self.files = {group_file(session_id, rows[group[0]][0]): [rows[index] for index in group] for group in shard_groups([row[0] for row in rows])}
+        self.file_of = {name: rel for rel, held in self.files.items() for name, _, _ in held}
+        self.read: dict[str, dict[str, tuple[str, bytes | memoryview]]] = {}
+
+    def kept(self, name: str, key: str, remake: Callable[[], bytes]) -> _Kept | None:
+        """Return an agent's or a page's part as kept when the last build made it from the same inputs, else None."""
+        found = self.known.get(name)
+        return _Kept(found[1], remake) if found is not None and found[0] == key else None
+
+    def holds(self, rel: str, rows: list[tuple[str, str, int]]) -> bool:
+        """Tell whether the last build wrote this file of a split shard with these parts (name, inputs, length)."""
+        return self.files.get(rel) == rows
+
+    def resolve(self, name: str, key: str, part: bytes | memoryview | _Kept) -> bytes | memoryview:
+        """Return a part's bytes: a kept one from the last build's file that held it, or made again when that file is not as published."""
+        if not isinstance(part, _Kept):
+            return part
+        rel = self.file_of.get(name)
+        if rel is None:
+            return part.remake()
+        if rel not in self.read:
+            self.read[rel] = self._read(rel)
+        found = self.read[rel].get(name)
+        return found[1] if found is not None and found[0] == key else part.remake()
+
+    def _read(self, rel: str) -> dict[str, tuple[str, bytes | memoryview]]:
+        rows = self.files[rel]
+        data = self.renderer.writer.read_previous(rel)
+        # The file must be the one the memo describes: the bytes the last build published.
         if data is None or digest_of_pieces([data]) != self.renderer.previous.get(rel):
             return {}
         cut = split_shard(self.session_id, data, [length for _, _, length in rows])
         if cut is None:
             return {}
-        return {agent_id: (key, part) for (agent_id, key, _), part in zip(rows, cut)}
+        return {name: (key, part) for (name, key, _), part in zip(rows, cut)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -153,6 +154,39 @@ def split_shard(session_id: str, data: bytes, lengths: list[int]) -> list[bytes 
 
 
 SHARD_TAIL = b"]);\n"
+# A session's search rows of at least this many bytes are written in several files, listed by its
+# shard (`parts_js`): an append to a 60 MB session rewrote its 18 MB shard (about 0.1 s), where now
+# it writes the list and the file of the part it changed.
+SHARD_SPLIT_BYTES = 2 << 20
+SHARD_GROUP_PARTS = 16  # the agents' parts a file of a split shard holds, on average
+
+
+def shard_groups(names: Sequence[str]) -> list[list[int]]:
+    """Cut a shard's parts (by name, in order) into the files of a split shard.
+
+    A page of the session's transcript (named `session/page`: up to a few hundred messages, a
+    megabyte of rows in the 60 MB session) has a file of its own; the agents' parts, one a
+    transcript, are cut where a part's name hashes so. The cuts are a function of the names alone,
+    not of where a part stands or of its size: a part that changes, or a page added at the end of
+    the transcript, leaves every other file as it was.
+    """
+    groups: list[list[int]] = []
+    for index, name in enumerate(names):
+        if (not groups or "/" in name or "/" in names[index - 1]
+                or hashlib.blake2b(name.encode(), digest_size=4).digest()[0] % SHARD_GROUP_PARTS == 0):
+            groups.append([])
+        groups[-1].append(index)
+    return groups
+
+
+def group_file(session_id: str, first: str) -> str:
+    """Name the file of a split shard whose first part is `first` (from the site root)."""
+    return f"search/s/{session_id}/{hashlib.blake2b(first.encode(), digest_size=8).hexdigest()}.js"
+
+
+def parts_js(session_id: str, files: list[str]) -> bytes:
+    """Return the shard of a session whose rows are in several files: agenthropicSearch.parts(id, [file, ...]), each file a shard of its own."""
+    return b"agenthropicSearch.parts(" + _json(session_id) + b", " + _json(files) + b");\n"
 
 
 def _shard_head(session_id: str) -> bytes:

@@ -14,9 +14,10 @@
 
   // ---- Search data: script files (a <script src> loads from file://, fetch does not) ----
 
-  // The data scripts call agenthropicSearch.sessions([...]) and agenthropicSearch.shard(id, rows);
+  // The data scripts call agenthropicSearch.sessions([...]) and agenthropicSearch.shard(id, rows), or for
+  // a large session agenthropicSearch.parts(id, [file, ...]), each file a shard of some of its rows;
   // the loaders below pick what arrived when the script's load event fires.
-  var arrived = { sessions: null, shards: {} };
+  var arrived = { sessions: null, shards: {}, parts: {} };
   var SAFE_ANCHOR = /^m\d+(-b\d+)?$/;
 
   // A path from the site root that can only stay inside the site: no scheme, no leading slash, no . or .. segment.
@@ -35,17 +36,34 @@
   // Lower-cased once per shard: every query after the first reuses it.
   function loadShard(src, sid, done) {
     loadScript(src, function (ok) {
+      var rows = arrived.shards[sid], files = arrived.parts[sid];
+      delete arrived.shards[sid];
+      delete arrived.parts[sid];
+      if (ok && Array.isArray(files) && files.every(safePath)) { loadFiles(files, sid, [], done); return; }
+      if (!ok || !Array.isArray(rows)) { done(null); return; }
+      done(entriesOf(rows));
+    });
+  }
+
+  // The files of a large session's shard, one after the other (each hands its rows to shard(id, rows)), paths from the site root.
+  function loadFiles(files, sid, entries, done) {
+    if (!files.length) { done(entries); return; }
+    loadScript(root + files[0], function (ok) {
       var rows = arrived.shards[sid];
       delete arrived.shards[sid];
       if (!ok || !Array.isArray(rows)) { done(null); return; }
-      var entries = [];
-      rows.forEach(function (row) {
-        if (!Array.isArray(row) || row.length !== 4 || !safePath(row[0]) || !/\.html$/.test(row[0]) || !SAFE_ANCHOR.test(row[1])) return;
-        var text = String(row[3]);
-        entries.push({ href: row[0], anchor: row[1], kind: String(row[2]), text: text, lower: text.toLowerCase() });
-      });
-      done(entries);
+      loadFiles(files.slice(1), sid, entries.concat(entriesOf(rows)), done);
     });
+  }
+
+  function entriesOf(rows) {
+    var entries = [];
+    rows.forEach(function (row) {
+      if (!Array.isArray(row) || row.length !== 4 || !safePath(row[0]) || !/\.html$/.test(row[0]) || !SAFE_ANCHOR.test(row[1])) return;
+      var text = String(row[3]);
+      entries.push({ href: row[0], anchor: row[1], kind: String(row[2]), text: text, lower: text.toLowerCase() });
+    });
+    return entries;
   }
 
   function loadSessions(src, done) {
@@ -103,6 +121,7 @@
   window.agenthropicSearch = {
     sessions: function (list) { arrived.sessions = list; },
     shard: function (sid, rows) { arrived.shards[String(sid)] = rows; },
+    parts: function (sid, files) { arrived.parts[String(sid)] = files; },
     // For search.js, which the search page loads after this file.
     root: root, el: el, loadShard: loadShard, loadSessions: loadSessions, words: words, matchesAll: matchesAll, snippet: snippet, placeOf: placeOf,
   };
