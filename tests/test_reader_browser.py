@@ -273,12 +273,18 @@ def test_a_reload_keeps_open_details_and_the_scroll_position(site: Path, context
     clean(opened)
 
 
-def test_the_search_page_finds_a_word_of_one_tool_output_from_file_urls(site: Path, context) -> None:
+def searched(context, site: Path, query: str, status: str = "startsWith('Searched 2 of 2 sessions')") -> Opened:
+    """Open the site's search page, search for `query`, and wait until its status says so (a JavaScript test of the status text)."""
     opened = Opened(context, site / "search.html")
+    opened.page.locator("#q").fill(query)
+    opened.page.locator("#q").press("Enter")
+    wait_until(opened.page, f"document.getElementById('search-status').textContent.{status}")
+    return opened
+
+
+def test_the_search_page_finds_a_word_of_one_tool_output_from_file_urls(site: Path, context) -> None:
+    opened = searched(context, site, "wombatfeathers output")
     page = opened.page
-    page.locator("#q").fill("wombatfeathers output")
-    page.locator("#q").press("Enter")
-    wait_until(page, "document.getElementById('search-status').textContent.startsWith('Searched 2 of 2 sessions')")
     assert page.locator("#search-status").text_content() == "Searched 2 of 2 sessions: 1 match."
     hit = page.locator("li.hit")
     assert hit.count() == 1
@@ -306,13 +312,9 @@ def test_a_large_sessions_shard_in_several_files_is_searched_from_both_pages(tmp
     site = tmp_path / "site"
     write_site(site, "wombatfeathers", split=frozenset({"s1", "s2"}))
     assert len(list((site / "search" / "s" / "s2").iterdir())) > 3
-    opened = Opened(context, site / "search.html")
-    page = opened.page
-    page.locator("#q").fill("wombatfeathers output")
-    page.locator("#q").press("Enter")
-    wait_until(page, "document.getElementById('search-status').textContent.startsWith('Searched 2 of 2 sessions')")
-    assert page.locator("#search-status").text_content() == "Searched 2 of 2 sessions: 1 match."
-    assert page.locator("li.hit a").get_attribute("href") == "sessions/s2/transcript/2.html#m33-b0"
+    opened = searched(context, site, "wombatfeathers output")
+    assert opened.page.locator("#search-status").text_content() == "Searched 2 of 2 sessions: 1 match."
+    assert opened.page.locator("li.hit a").get_attribute("href") == "sessions/s2/transcript/2.html#m33-b0"
     clean(opened)
     opened = open_page(context, page_one(site))
     find = opened.page.locator("#transcript-find")
@@ -329,11 +331,8 @@ def test_a_shard_listing_files_outside_the_site_loads_none_of_them(tmp_path: Pat
     write_site(site, "wombatfeathers")
     (tmp_path / "outside.js").write_text("window.__pwned = 1;\n")
     (site / "search" / "s" / "s1.js").write_bytes(parts_js("s1", ["../outside.js", "search/s/s2.js"]))
-    opened = Opened(context, site / "search.html")
+    opened = searched(context, site, "wombatfeathers", "endsWith('.')")
     page = opened.page
-    page.locator("#q").fill("wombatfeathers")
-    page.locator("#q").press("Enter")
-    wait_until(page, "document.getElementById('search-status').textContent.endsWith('.')")
     assert page.locator("ol.search-results li.note").text_content() == "Could not load the search data of session Session <b>s1</b>."
     assert page.locator("li.hit").count() == 1 and page.evaluate("typeof window.__pwned") == "undefined"
     clean(opened)
