@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,30 @@ def test_a_large_sessions_rows_are_written_in_files_and_an_append_rewrites_only_
     kept = [file for file in files if file in after and (out / file).stat().st_ino == inodes[file]]
     assert len(kept) >= len(files) - 2  # the file of the transcript's last page, and one a new page may start
     assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_split_search_rows_masked_with_redact_equal_a_cold_build_after_an_append(demo_corpus: Path, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --redact every part a session's masks are counted from is made again, and a kept file stays only when its parts are the same."""
+    import dataclasses
+
+    from agenthropic_site.pipeline.build import run_build
+    from agenthropic_site.render import pages, search
+    from test_incremental import config, main_file
+    from conftest import tree_bytes
+
+    monkeypatch.setattr(pages, "SHARD_SPLIT_BYTES", 1)
+    monkeypatch.setattr(search, "SHARD_GROUP_PARTS", 2)
+
+    def masked(corpus: Path, name: str) -> Path:
+        run_build(dataclasses.replace(config(corpus, tmp_path / name, tmp_path / f"{name}-cache"), redact=True))
+        return tmp_path / name
+
+    masked(demo_corpus, "site")
+    with main_file(demo_corpus).open("ab") as handle:
+        handle.write(line(user("redact-late", "my key sk-ant-api03-" + "A" * 90 + " leaked", ts="2026-05-30T12:00:00.000Z")))
+    site = masked(demo_corpus, "site")
+    assert any(name.count("/") == 3 for name in tree_bytes(site) if name.startswith("search/s/"))
+    assert b"sk-ant-api03-AAAA" not in b"".join(data for name, data in tree_bytes(site).items() if name.startswith("search/"))
+    shutil.copytree(demo_corpus, tmp_path / "cold-corpus")
+    assert tree_bytes(site) == tree_bytes(masked(tmp_path / "cold-corpus", "cold"))
