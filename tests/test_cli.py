@@ -189,3 +189,24 @@ def test_a_theme_can_use_every_template_variable_the_docs_list(tmp_path: Path) -
     assert build(DEMO_CORPUS, out, tmp_path / "cache", "--theme", str(tmp_path / "theme")) == 1  # 1: the demo's unpriced model
     page = (out / "index.html").read_text()
     assert "False" not in page  # `is defined` held for every model field
+
+
+def test_a_theme_whose_search_script_cannot_take_split_rows_is_told_once(tmp_path: Path) -> None:
+    """A theme's site.js from before split search rows (no agenthropicSearch.parts) gets a notice; the default's, or -q, none."""
+    from conftest import build_subprocess
+
+    default_script = (REPO / "themes" / "default" / "static" / "site.js").read_text()
+    older = re.sub(r"\bparts\s*:[^\n]*\n", "\n", default_script)  # the handler and its table gone, as in a copy made before them
+    assert older != default_script and not re.search(r"\bparts\s*:", older)
+    notice = "has no agenthropicSearch.parts"
+    for name, script, options, told in (
+        ("older", older, (), True), ("current", default_script, (), False), ("older-quiet", older, ("-q",), False),
+    ):
+        static = tmp_path / name / "static"
+        static.mkdir(parents=True)
+        (static / "site.js").write_text(script)
+        done = build_subprocess(DEMO_CORPUS, tmp_path / name / "site", tmp_path / name / "cache", options=(*options, "--theme", str(static.parent)))
+        assert done.returncode == 1, done.stderr  # 1: the demo's unpriced model
+        assert (notice in done.stderr) == told, (name, done.stderr)
+        assert done.stderr.count(notice) <= 1
+        assert (tmp_path / name / "site" / "static" / "site.js").read_text() == script  # the theme's script is still the one published

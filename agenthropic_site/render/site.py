@@ -21,15 +21,22 @@ from agenthropic_site.render.formats import short_time
 from agenthropic_site.render.pages import PARALLEL_MIN_PAGES, RENDER_BATCH, Renderer, RenderStats, digest_of, site_digest
 from agenthropic_site.render.parallel import BatchResult, InWorkers, WorkerSetup, merge
 from agenthropic_site.render.rows import session_rows
-from agenthropic_site.render.search import sessions_js
+from agenthropic_site.render.search import SHARD_SPLIT_BYTES, sessions_js
 from agenthropic_site.render.source import SiteSource
-from agenthropic_site.render.theme import static_files, theme_dirs
+from agenthropic_site.render.theme import search_script_takes_parts, static_files, theme_dirs
 from agenthropic_site.render.usage import usage_json, usage_section
 from agenthropic_site.render.writer import SiteWriter
 
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
+_said: set[str] = set()  # notices this process printed: a watch says each once, not at every pass
+
+
+def _say_once(notice: str) -> None:
+    if notice not in _said:
+        _said.add(notice)
+        log.info(notice)
 
 
 @record_class
@@ -56,9 +63,13 @@ def render_site(
     renderer = Renderer(model, source, writer, dirs, site_digest(model, dirs, redact), redact=redact, reuse_published=reuse_published)
     if renderer.redactor is not None:
         renderer.redactor.model(model)  # before any page, and before workers get the model
-    for rel, data in static_files(dirs).items():
+    static = static_files(dirs)
+    for rel, data in static.items():
         renderer.digests[f"static/{rel}"] = digest_of(data)
         writer.write(f"static/{rel}", data)
+    if not search_script_takes_parts(static):  # a theme's copy of an older site.js
+        _say_once(f"notice: the theme's static/site.js has no agenthropicSearch.parts: search finds nothing in a session whose "
+                  f"search rows pass {SHARD_SPLIT_BYTES >> 20} MiB (their shard lists files; docs/usage.md, Themes)")
     for project in model.projects:
         rel = f"projects/{project.key}/index.html"
         members = "|".join(renderer.session_digest[s.session_id] for s in project.sessions)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,6 +119,14 @@ def static_files(dirs: list[Path]) -> dict[str, bytes]:
                     files[path.relative_to(static).as_posix()] = path.read_bytes()
     return dict(sorted(files.items()))
 
+
+# The default site.js hands a large session's search files to `agenthropicSearch.parts` (render/search.py parts_js).
+_TAKES_PARTS = re.compile(rb"\bparts\s*:")
+
+
+def search_script_takes_parts(static: dict[str, bytes]) -> bool:
+    """Tell whether the site's search script (of `static_files`) handles a session whose search rows are split into files."""
+    return "site.js" not in static or _TAKES_PARTS.search(static["site.js"]) is not None
 
 
 def theme_digest(dirs: list[Path]) -> bytes:
