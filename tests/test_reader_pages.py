@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import random
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agenthropic_site.cache import Cache
 from agenthropic_site.parse.model import Message
 from agenthropic_site.render import pages, reader
 from agenthropic_site.render.transcript import TranscriptContext, render_message
@@ -154,6 +156,148 @@ def test_an_append_renders_the_pages_of_the_agents_it_touches_and_no_other(
         # The search shard takes the other agents' rows from the last shard: no other transcript is read back.
         assert sorted(loaded) == sorted([SESSION, *(path.rsplit("/", 1)[1].removesuffix(".html") for path in touched)]), (changed.name, loaded)
         assert f"render: sessions/{SESSION}/index.html: its inputs changed" in _rendered(caplog)
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def _watch_reads(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Log what the renderer renders, and return the list of the agents whose transcripts it reads from now on."""
+    caplog.set_level(logging.DEBUG, logger="agenthropic_site.render.pages")
+    loaded: list[str] = []
+    real_transcript = pages.Renderer.transcript
+    monkeypatch.setattr(pages.Renderer, "transcript", lambda self, sid, agent_id, masks: loaded.append(agent_id) or real_transcript(self, sid, agent_id, masks))
+    return loaded
+
+
+def _agent_pages_rendered(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return sorted(line.split(":")[1].strip().rsplit("/", 1)[1] for line in _rendered(caplog) if f"sessions/{SESSION}/agents/" in line)
+
+
+def _fresh_ids(record: dict[str, Any], agent_id: str | None, tag: str) -> dict[str, Any]:
+    """Return a copy of a record (as another agent's, with `agent_id`), its own ids made new (`tag` in each) so that no file replays another."""
+    record = {**record, "agentId": agent_id} if agent_id else dict(record)
+    for key in ("uuid", "parentUuid"):
+        if isinstance(record.get(key), str):
+            record[key] = record[key][:-len(tag)] + tag
+    if isinstance(record.get("requestId"), str):
+        record["requestId"] += tag
+    if isinstance(record.get("message"), dict) and isinstance(record["message"].get("id"), str):
+        record["message"] = {**record["message"], "id": record["message"]["id"] + tag}
+    return record
+
+
+def _spawn_another(corpus: Path, like: str, new_agent: str) -> None:
+    """Make the demo session spawn one more agent as it spawned `like`: the call and its result in the main transcript, then its own file."""
+    main = main_file(corpus)
+    records = [json.loads(line) for line in main.read_bytes().splitlines()]
+    call_id = next(edge_call for edge_call in _call_ids(records) if like in json.dumps(_result_of(records, edge_call)))
+    tag = "7e57e"
+    added = []
+    for record in records:
+        if call_id in json.dumps(record):
+            text = json.dumps(_fresh_ids(record, record.get("agentId"), tag)).replace(call_id, call_id + tag).replace(like, new_agent)
+            added.append(json.loads(text))
+    assert len(added) >= 2  # the call, and the result that names the agent
+    with main.open("a") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in added)
+    folder = main.with_suffix("") / "subagents"
+    lines = (folder / f"agent-{like}.jsonl").read_bytes().splitlines()
+    (folder / f"agent-{new_agent}.jsonl").write_text("".join(json.dumps(_fresh_ids(json.loads(line), new_agent, tag)) + "\n" for line in lines))
+    (folder / f"agent-{new_agent}.meta.json").write_text(json.dumps({"agentType": "general-purpose", "description": "One more agent"}))
+
+
+def _call_ids(records: list[dict[str, Any]]) -> list[str]:
+    return [block["id"] for record in records for block in _blocks(record) if block.get("type") == "tool_use" and block.get("name") == "Agent"]
+
+
+def _result_of(records: list[dict[str, Any]], call_id: str) -> list[dict[str, Any]]:
+    return [block for record in records for block in _blocks(record) if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id]
+
+
+def _blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    content = record.get("message", {}).get("content") if isinstance(record.get("message"), dict) else None
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def test_a_new_agent_renders_its_page_and_no_other_agents(
+    demo_corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A session that spawns one more agent renders that agent's page: the other agents' pages show nothing of it (issue 18).
+
+    Before, every agent page of the session was rendered again: 797 pages, 3.0-3.5 s of a 60 MB session's build.
+    """
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    loaded = _watch_reads(caplog, monkeypatch)
+    _spawn_another(demo_corpus, "ae1edbb896130ba3a", "a0123456789abcdef")
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    assert _agent_pages_rendered(caplog) == ["a0123456789abcdef.html"]
+    assert sorted(loaded) == sorted([SESSION, "a0123456789abcdef"])
+    assert "One more agent" in (out / "sessions" / SESSION / "index.html").read_text()
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+def test_a_page_that_replays_a_spawn_call_shows_that_agent_as_it_is_now(
+    demo_corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A side question that replays a prompt and a spawn call counts the spawned agent in its turn: an append to that agent renders it again.
+
+    Its page was kept before, showing the agent's spend as it was (its digest named no other agent's figures).
+    """
+    main = main_file(demo_corpus)
+    records = [json.loads(line) for line in main.read_bytes().splitlines()]
+    call = "toolu_01dc9RYlYuFDBtlgVzeLW8BK"  # the main agent's call that spawned a17674eb37aff16b3 (linked by its task notification)
+    assert call in _call_ids(records)
+    at = next(index for index, record in enumerate(records) if any(block.get("id") == call for block in _blocks(record)))
+    prompt = next(record for record in reversed(records[:at]) if record.get("type") == "user" and isinstance(record["message"].get("content"), str))
+    replay = "aside_question-ffff000000000001"
+    replayed = [{**record, "isSidechain": True, "agentId": replay} for record in (prompt, records[at])]
+    (main.with_suffix("") / "subagents" / f"agent-{replay}.jsonl").write_text("".join(json.dumps(record) + "\n" for record in replayed))
+    out = tmp_path / "site"
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    before = (out / "sessions" / SESSION / "agents" / f"{replay}.html").read_text()
+    assert "incl. subagents" in before  # its turn counts the agent its replayed call spawned
+    loaded = _watch_reads(caplog, monkeypatch)
+    child = main.with_suffix("") / "subagents" / "agent-a17674eb37aff16b3.jsonl"
+    reply = next(line for line in reversed(child.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with child.open("ab") as handle:
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    run_build(config(demo_corpus, out, tmp_path / "cache"))
+    # The demo's compaction replays that call too, in no turn: its page shows the agent's name, not its spend, and stays.
+    replaying = ["a17674eb37aff16b3", replay]
+    assert _agent_pages_rendered(caplog) == sorted(f"{agent_id}.html" for agent_id in replaying)
+    assert sorted(loaded) == sorted([SESSION, *replaying])
+    assert (out / "sessions" / SESSION / "agents" / f"{replay}.html").read_text() != before
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+@pytest.mark.parametrize("memo", ["gone", "stale"])
+def test_an_agent_whose_calls_are_not_kept_as_its_transcript_is_stored_is_read_to_learn_them(
+    demo_corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, memo: str,
+) -> None:
+    """Without its memo of calls, or with one made of another transcript, an agent's transcript is read: its page stays when nothing it shows changed."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn, conn:
+        rows = conn.execute("SELECT agent_id, sizes FROM layouts WHERE session_id = ? AND agent_id LIKE ?", (SESSION, pages.CALLS + "%")).fetchall()
+        assert len(rows) == 7  # every agent of the session with a transcript
+        conn.execute("DELETE FROM layouts WHERE agent_id LIKE ?", (pages.CALLS + "%",))
+    if memo == "stale":  # each memo sound, but made of another transcript (another checksum before the same calls)
+        stale = Cache(cache)
+        try:
+            stale.put_layout_sizes({(SESSION, agent_id): b"0" + bytes(sizes) for agent_id, sizes in rows})
+        finally:
+            stale.close()
+    loaded = _watch_reads(caplog, monkeypatch)
+    append_reply = main_file(demo_corpus)
+    lines = append_reply.read_bytes().splitlines()
+    reply = next(line for line in reversed(lines) if b'"type":"assistant"' in line and b'"msg_' in line)
+    with append_reply.open("ab") as handle:
+        handle.write(reply.replace(b'"msg_', b'"msg_appended_', 1).replace(b'"req_', b'"req_appended_', 1) + b"\n")
+    run_build(config(demo_corpus, out, cache))
+    assert sorted(loaded) == sorted([SESSION, *(agent_id.removeprefix(pages.CALLS) for agent_id, _ in rows)])
+    assert _agent_pages_rendered(caplog) == []  # read to learn its calls, each page kept: what it shows is the same
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        assert conn.execute("SELECT agent_id, sizes FROM layouts WHERE session_id = ? AND agent_id LIKE ?", (SESSION, pages.CALLS + "%")).fetchall() == rows
     assert_equals_cold_build(demo_corpus, out, tmp_path)
 
 

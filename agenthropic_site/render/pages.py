@@ -30,7 +30,9 @@ from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.rows import status_badge
-from agenthropic_site.render.reader import OUTLINE_MAX, Layout, OutlineEntry, fits_inline, lay_out, plain_json, turns_of, unpack_sizes
+from agenthropic_site.render.reader import (
+    OUTLINE_MAX, REF_BYTES, Layout, OutlineEntry, call_refs, fits_inline, lay_out, plain_json, ref_digest, turns_of, unpack_sizes,
+)
 from agenthropic_site.render.search import (
     SHARD_SPLIT_BYTES, entries_of, group_file, parts_js, result_targets, shard_groups, shard_part, shard_pieces, split_shard, tool_calls,
 )
@@ -52,6 +54,9 @@ SEARCH_PARTS = ""
 # Under this agent id (never one: agent ids start with a letter or digit), the digest of the DOT source of
 # the session's graph as last rendered, empty without one: the cache keeps only the graphs these name.
 GRAPH = "."
+# Before an agent id (never one's first character), the memo of what that agent's transcript calls: the
+# stored transcript's checksum, then its `call_refs` (the spawns its page may show, read without the transcript).
+CALLS = "#"
 # Fewer transcripts than this in the sessions whose pages change (a page each, the main one's the
 # session's) are not worth starting workers: a second or two of one core's work, against the
 # workers' start and the model sent to each (docs/benchmarks.md "Render workers by pages").
@@ -406,24 +411,32 @@ class Renderer:
             agents=agents,
             cumulative=step_chart(session.spend_over_time, "cumulative cost over time", chart_marks),
         )
-        # What every agent page shows of the session besides its own agent: an append to the main
-        # transcript changes none of it, so the pages of agents it did not touch are kept unread.
-        # (Of the compactions, agent pages show which agent's and when, not what they cost.)
-        # Digested once: it names every agent, and each of a 1,000-agent session's pages hashed it.
-        shown = digest_of(repr((
-            project.key, project.display_name, session.session_id, session.title, session.excluded_reason,
-            [(compaction.agent_id, compaction.at) for compaction in session.compactions],
-            [(agent.agent_id, agent.description, agent.agent_type, agent.has_transcript) for agent in session.agents], session.edges,
-        )).encode())
+        # What every agent page shows of the session besides agents: an append to the main transcript
+        # changes none of it, so the pages of agents it did not touch are kept unread.
+        shown = digest_of(repr((project.key, project.display_name, session.session_id, session.title, session.excluded_reason)).encode())
+        # Of the other agents, a page shows its parent's name, its children and the agents its calls
+        # spawned (their links, and their subtrees' spend in its turns), found by the digests of its
+        # calls' ids kept from its last read (CALLS): a new agent renders the pages that show it, not
+        # all 800 pages of its session. Of the compactions, its own agent's times.
+        spawns = {ref_digest(tool_use_id): tool_use_id for tool_use_id in lookups.spawned}
+        compacted: dict[str, list[str | None]] = defaultdict(list)
+        for compaction in session.compactions:
+            compacted[compaction.agent_id].append(compaction.at)
         stored = self.source.transcript_digests(sid)
         paged = {rel.split("/")[3] for rel in self.previous_of_session.get(sid, ()) if rel.startswith(f"sessions/{sid}/agents/") and rel.count("/") == 4}
         for agent in session.agents:
             if agent.agent_id != sid and agent.has_transcript:
-                inputs = (shown, stored.get(agent.agent_id, ""), self._agent_inputs(lookups, agent, requests.get(agent.agent_id, {})))
-                digest = self._output_digest(f"sessions/{sid}/agents/{agent.agent_id}.html", *inputs)
-                part = self._agent_pages(session, lookups, project, agent, requests.get(agent.agent_id, {}), masks, digest, known,
-                                         agent.agent_id not in paged, last_parts)
-                parts.append((agent.agent_id, digest, part))
+                aid, checksum = agent.agent_id, stored.get(agent.agent_id, "")
+                own = requests.get(aid, {})
+                read, calls = None, _calls_held(known.get(CALLS + aid), checksum)
+                if calls is None:
+                    read = self.transcript(sid, aid, masks)
+                    calls = call_refs(read[0])
+                    self.layouts[(sid, CALLS + aid)] = checksum.encode() + calls
+                shows = (compacted.get(aid, []), _spawned_by(calls, spawns, lookups))
+                digest = self._output_digest(f"sessions/{sid}/agents/{aid}.html", shown, checksum, self._agent_inputs(lookups, agent, own, shows))
+                part = self._agent_pages(session, lookups, project, agent, own, masks, digest, known, aid not in paged, last_parts, read)
+                parts.append((aid, digest, part))
         lengths = [part.length if isinstance(part, _Kept) else len(part) for _, _, part in parts]
         self._put_shard(sid, parts, lengths, last_parts)
         memo = orjson.dumps([[agent_id, key, length] for (agent_id, key, _), length in zip(parts, lengths)])
@@ -448,32 +461,37 @@ class Renderer:
         self.put(f"search/s/{sid}.js", parts_js(sid, files))
 
     @staticmethod
-    def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures]) -> str:
-        """Say what an agent's page shows of its own: its view, its children's (their subtrees figure in its turns), its requests and context."""
+    def _agent_inputs(lookups: SessionLookups, agent: AgentView, requests: dict[str, RequestFigures], shows: tuple[Any, ...]) -> str:
+        """Say what an agent's page shows of agents: its view, its parent's name, its children's views, its requests and context, `shows`."""
         children = [lookups.agents[child] for child in agent.children if child in lookups.agents]
+        parent = lookups.agents.get(agent.parent_agent_id or "")
         # As JSON, not repr(): half the time (798 agents: 22 ms against 46 ms an append to their session).
-        return hashlib.sha256(plain_json((agent, children, sorted(requests.items()), lookups.context_of.get(agent.agent_id, [])))).hexdigest()
+        return hashlib.sha256(plain_json((
+            agent, parent.description if parent else None, children, sorted(requests.items()), lookups.context_of.get(agent.agent_id, []), shows,
+        ))).hexdigest()
 
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
         masks: Redactor | None, digest: str, known: dict[str, bytes], was_inline: bool, last_shard: _LastShard,
+        read: tuple[list[Message], bytes | None] | None = None,
     ) -> bytes | memoryview | _Kept:
         """Write an agent's page, with its transcript on it when short, else paged beside it; return its part of the search shard.
 
         The page is judged by its inputs' digest (the session's, the agent's, its stored transcript's):
         an agent shown inline whose inputs did not change keeps its page and its part of the last
-        shard without reading its transcript (unless --redact has its masks to count).
+        shard without reading its transcript (unless --redact has its masks to count). `read`: the
+        transcript, when it was read already (read once: --redact counts its masks as it reads).
         """
         sid, aid = session.session_id, agent.agent_id
         rel = f"sessions/{sid}/agents/{aid}.html"
         if was_inline and self.previous.get(rel) == digest and self._keep(rel):
             def remake() -> bytes:
-                return shard_part(entries_of(self.transcript(sid, aid, masks)[0], lambda index: rel))
+                return shard_part(entries_of((read or self.transcript(sid, aid, masks))[0], lambda index: rel))
 
             kept = last_shard.kept(aid, digest, remake) if masks is None else None
             return kept if kept is not None else remake()
         log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
-        messages, stored = self.transcript(sid, aid, masks)
+        messages, stored = read or self.transcript(sid, aid, masks)
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
             inline = self._lay_out(sid, aid, messages, stored, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"),
@@ -582,6 +600,30 @@ class Renderer:
             return None
         return Markup(svg.decode("utf-8"))
 
+
+
+def _calls_held(memo: bytes | None, checksum: str) -> bytes | None:
+    """Return the `call_refs` an agent's CALLS memo holds for its transcript as stored now (`checksum`), else None (it is read)."""
+    head = checksum.encode()
+    if memo is None or not memo.startswith(head) or len(memo) < len(head) + 4 or (len(memo) - len(head) - 4) % REF_BYTES:
+        return None
+    return memo[len(head):]
+
+
+def _spawned_by(calls: bytes, spawns: dict[bytes, str], lookups: SessionLookups) -> list[tuple[str, str, str, Any]]:
+    """Say what a page shows of the agents its transcript's calls (`call_refs`) spawned: each call's id, agent and label, and a turn's count of its subtree.
+
+    `spawns`: the session's spawn calls by digest.
+    """
+    counted = int.from_bytes(calls[:4], "big")
+    found = []
+    for number, at in enumerate(range(4, len(calls), REF_BYTES)):
+        tool_use_id = spawns.get(calls[at : at + REF_BYTES])
+        if tool_use_id is not None:
+            agent = lookups.agents[lookups.spawned[tool_use_id]]
+            subtree = (agent.subtree_tokens, agent.subtree_cost) if number < counted else None
+            found.append((tool_use_id, agent.agent_id, lookups.labels[agent.agent_id], subtree))
+    return found
 
 
 def _paged_parts(owner: str, messages: list[Message], layout: Layout, href_of_page: Callable[[int], str],

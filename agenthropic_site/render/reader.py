@@ -31,6 +31,7 @@ OUTLINE_CHARS = 160
 OUTLINE_MAX = 300
 KEY_BYTES = 16  # of a message's key: the digest of what its HTML is made from
 STORED_DIGEST_BYTES = 16  # of a stored message row's digest (cache/store.py MESSAGE_DIGEST_BYTES)
+REF_BYTES = 8  # of a tool call id's digest in `call_refs`
 
 
 @record_class(frozen=True)
@@ -112,6 +113,27 @@ def _plain(value: object) -> str:
     if isinstance(value, (Decimal, tzinfo)):
         return repr(value)
     raise TypeError(f"a message key cannot hold {type(value).__name__}")
+
+
+def call_refs(messages: list[Message]) -> bytes:
+    """Return what a page may show of the agents a transcript's calls spawned: the digests of its calls' ids, those a turn counts first.
+
+    A call links to its agent (named by its label); one after the first prompt is in a turn,
+    which counts the agent's subtree too (`turns_of`). Four bytes say how many digests are in
+    turns, then each group follows, sorted.
+    """
+    first = next((index for index, message in enumerate(messages) if is_prompt(message)), len(messages))
+    before, after = (
+        {block.tool_use_id for message in part for block in message.blocks if block.kind == "tool_use" and block.tool_use_id}
+        for part in (messages[:first], messages[first:])
+    )
+    counted = sorted(map(ref_digest, after))
+    return len(counted).to_bytes(4, "big") + b"".join(counted) + b"".join(sorted(map(ref_digest, before - after)))
+
+
+def ref_digest(tool_use_id: str) -> bytes:
+    """Digest a tool call id for `call_refs` (two ids with one digest only make a page look at one more agent)."""
+    return hashlib.blake2b(tool_use_id.encode("utf-8", "surrogatepass"), digest_size=REF_BYTES).digest()
 
 
 def pack_sizes(keys: list[bytes], sizes: list[int]) -> bytes:
