@@ -4,7 +4,8 @@ Usage: python bench/big_session.py [--session-kb 154000] [--seed 5] [--appends 5
 
 Generates one session (`fixtures.generate --sessions 1 --session-kb N`: a long main transcript and
 hundreds of agents; kept in bench/.work/ and reused), copies it and the working tree's package to a
-scratch folder (an edit during the run changes nothing measured), and runs each
+scratch folder (an edit during the run changes nothing measured), compiles its bytecode (kept in
+bench/.work/pycache, as `compare_claude_code_log.py` does), and runs each
 build as its own `agenthropic build -q` process (wall time and peak RSS are that process's, from
 wait4): one cold build, one no-change build, then `--appends` times a new reply on the main
 transcript (its last reply with fresh ids, dated after every other record, as a live session
@@ -29,7 +30,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from build_bench import REPO, WORK, package_copy, timed_build
-from compare_claude_code_log import append, latest_instant, new_message_line
+from compare_claude_code_log import append, base_env, latest_instant, new_message_line
 
 APPEND_BOUND = 0.1  # of the cold build's time
 RSS_BOUND = 3.0  # times the session's bytes
@@ -52,8 +53,11 @@ def main() -> int:
     main_file = next(path for path in (scratch / "corpus").glob("*/*.jsonl"))
     size = sum(path.stat().st_size for path in (scratch / "corpus").rglob("*.jsonl"))
     folders = (scratch / "corpus", scratch / "out", scratch / "cache")
-    # Every build runs the package as it is now, whatever happens to the checkout meanwhile.
-    env = {**os.environ, "PYTHONPATH": package_copy(scratch, os.environ.get("PYTHONPATH"))}
+    # Every build runs the package as it is now, whatever happens to the checkout meanwhile, with its
+    # bytecode compiled before the first measured build (as an installed package's is): with
+    # PYTHONDONTWRITEBYTECODE set, each build compiled the package again (about 0.2 s a process).
+    env = {**base_env(scratch / "home"), "PYTHONPATH": package_copy(scratch, os.environ.get("PYTHONPATH"))}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(scratch / "src")], env=env, check=True)
     print(f"session: {size / 2**20:.1f} MiB in {sum(1 for _ in (scratch / 'corpus').rglob('*.jsonl'))} transcripts")
     cold, cold_rss = timed_build(*folders, env)
     print(f"  cold           {cold:6.2f} s  {cold_rss:5.0f} MiB")
