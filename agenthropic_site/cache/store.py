@@ -858,8 +858,8 @@ class Cache:
                 raise
             return None
 
-    def stored_prices(self, sid: str) -> dict[int, tuple[tuple[Any, ...], PriceColumns]]:
-        """Return the stored price of each of a session's usage rows by seq, with what it was priced from (PRICED_BY).
+    def stored_prices(self, sid: str) -> dict[tuple[Any, ...], PriceColumns]:
+        """Return the stored prices of a session's usage rows by what each was priced from (PRICED_BY).
 
         Only from the rows the check before its write read (`neighbours`), while nothing was
         written since; else none. The cache's rows are priced with the price table and code of
@@ -868,7 +868,7 @@ class Cache:
         read = self._usage_read
         if read is None or read[:2] != (self._changes(), sid):
             return {}
-        return {row[_SEQ]: (_priced_by(row), _price_of(row)) for row in read[2]}
+        return {_priced_by(row): _price_of(row) for row in read[2]}
 
     def _changes(self) -> tuple[int, int]:
         """Return a mark of the cache file's contents: it differs after any write, by this connection or another."""
@@ -1518,11 +1518,10 @@ def price_columns(family: str | None, parts: tuple[Decimal, ...] | None, problem
     return (family, *((str(sum(parts, Decimal(0))), *map(str, parts)) if parts is not None else (None,) * 6), problem)
 
 
-# A stored usage row as `_digests` reads it (its session id, then USAGE_COLUMNS): where its seq,
-# what its price is a function of, and its price are.
-_SEQ = 1 + USAGE_COLUMNS.index("seq")
 # Where a usage row as written (USAGE_COLUMNS) has its message and request ids.
 _MESSAGE_ID, _REQUEST_ID = USAGE_COLUMNS.index("message_id"), USAGE_COLUMNS.index("request_id")
+# A stored usage row as `_digests` reads it (its session id, then USAGE_COLUMNS): what its price is
+# a function of, and its price.
 _priced_by = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICED_BY))
 _price_of = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICE_COLUMNS))
 

@@ -37,20 +37,21 @@ def sanitize_reason(text: str) -> str:
     return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
 
 
-def price_rows(rows: list[PricedRow], prices: PriceTable, stored: Mapping[int, tuple[tuple[Any, ...], PriceColumns]] | None = None) -> Priced:
+def price_rows(rows: list[PricedRow], prices: PriceTable, stored: Mapping[tuple[Any, ...], PriceColumns] | None = None) -> Priced:
     """Price every usage row; a row that cannot be priced says why (the halt gate reads it with ownership).
 
-    `stored` (Cache.stored_prices): a row stored with the same seq, model, tokens, time and speed
-    keeps its stored price. The cache holds prices of this table and code only, and an append
+    `stored` (Cache.stored_prices): a row with the model, tokens, time and speed of a stored row
+    takes its stored price. The cache holds prices of this table and code only, and an append
     leaves every earlier row as it was: the 60 MB session's 9,490 rows were priced and formatted
-    again at every append (about 70 ms).
+    again at every append (about 70 ms). Not by the row's key: a new agent file that sorts before
+    others moves their rows' keys, not what their prices are made of.
     """
     priced: Priced = []
     stored = stored or {}
     for row in rows:
-        kept = stored.get(row.seq)
-        if kept is not None and kept[0] == (row.model, *_token_counts(row.tokens), row.at, row.speed):
-            priced.append((row.seq, kept[1]))
+        kept = stored.get((row.model, *_token_counts(row.tokens), row.at, row.speed))
+        if kept is not None:
+            priced.append((row.seq, kept))
             continue
         try:
             cost = prices.cost(row.model, row.tokens, row.at, row.speed)
