@@ -34,6 +34,7 @@ _said: set[str] = set()  # notices this process printed: a watch says each once,
 
 
 def _say_once(notice: str) -> None:
+    """Print a notice, unless this process printed it already."""
     if notice not in _said:
         _said.add(notice)
         log.info(notice)
