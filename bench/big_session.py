@@ -29,8 +29,8 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from build_bench import REPO, WORK, package_copy, timed_build
-from compare_claude_code_log import append, base_env, latest_instant, new_message_line
+from build_bench import REPO, WORK, base_env, package_copy, timed_build
+from compare_claude_code_log import append, latest_instant, new_message_line
 
 APPEND_BOUND = 0.1  # of the cold build's time
 RSS_BOUND = 3.0  # times the session's bytes

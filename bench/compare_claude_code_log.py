@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from build_bench import package_copy  # bench/ is the running script's folder, so on sys.path
+from build_bench import base_env, package_copy  # bench/ is the running script's folder, so on sys.path
 
 TIMESTAMP_RE = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"')
 
@@ -63,7 +63,6 @@ REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
 CCL_VENV = WORK / "ccl-venv"
 CCL_BIN = CCL_VENV / "bin" / "claude-code-log"
-PYCACHE = WORK / "pycache"
 DEMO_CORPUS = REPO / "fixtures" / "corpus"
 NOW = "2026-06-01T00:00:00Z"
 POLL = 0.01
@@ -270,20 +269,6 @@ class ClaudeCodeLog(Tool):
 
     def watch_ready(self, log: str) -> bool:
         return "converted in" in log
-
-
-def base_env(home: Path) -> dict[str, str]:
-    """The environment of every measured process: its own HOME, and compiled bytecode kept.
-
-    Bytecode goes to bench/.work/pycache (PYTHONPYCACHEPREFIX), so a source file without a .pyc
-    (an edited checkout, or PYTHONDONTWRITEBYTECODE in the environment) is compiled once, in the
-    warm-up, and never inside a measured build; nothing is written next to the sources.
-    """
-    home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config"),
-           "TZ": "UTC", "NO_COLOR": "1", "PYTHONPYCACHEPREFIX": str(PYCACHE)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
 
 
 # ---------------------------------------------------------------------------------------------
