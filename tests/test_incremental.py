@@ -248,6 +248,34 @@ def test_a_new_request_writes_its_usage_row_and_leaves_every_other_as_it_was(dem
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
 
 
+def test_a_new_file_sorting_first_moves_the_other_rows_without_writing_them_again(demo_corpus: Path, tmp_path: Path) -> None:
+    """A file that sorts before a session's others gives their rows new keys: each row is moved there with its rowid, keyed as a cold build keys it."""
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    before = {row[1:2] + row[3:]: row for row in _usage_rows(tmp_path / "cache").values()}  # by the row without its rowid and seq
+    assert len(before) > 10
+    agents = main_file_folder(demo_corpus) / "subagents"
+    source = sorted(agents.glob("agent-a*.jsonl"))[0]
+    lines = source.read_bytes().splitlines(keepends=True)
+    (agents / "agent-a0000000000000001.jsonl").write_bytes(b"".join(
+        line.replace(b'"msg_', b'"msg_first_').replace(b'"req_', b'"req_first_').replace(source.stem.removeprefix("agent-").encode(), b"a0000000000000001")
+        for line in lines
+    ))
+    assert run_build(settings).parsed == 1
+    after = _usage_rows(tmp_path / "cache")
+    kept = {row[1:2] + row[3:]: row for row in after.values() if row[1:2] + row[3:] in before}
+    assert kept.keys() == before.keys() and all(kept[key][0] == row[0] for key, row in before.items())  # every row there, with its rowid
+    assert sum(kept[key][2] != row[2] for key, row in before.items()) > len(before) // 2  # most of them under a new key
+    requests = {json.loads(line)["message"]["id"] for line in lines if b'"usage"' in line and b'"type":"assistant"' in line}
+    assert len(after) - len(before) == len(requests)  # the new file's requests, inserted
+    with closing(sqlite3.connect(tmp_path / "cache" / CACHE_FILE)) as conn:
+        stored = conn.execute("SELECT session_id, * FROM token_usage WHERE session_id = ? ORDER BY seq", (SESSION,)).fetchall()
+        (sealed,) = conn.execute("SELECT digest FROM row_sums WHERE session_id = ? AND tbl = 'token_usage'", (SESSION,)).fetchone()
+    assert sealed == rows_digest(stored)
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+    assert sorted(row[1:] for row in after.values()) == sorted(row[1:] for row in _usage_rows(tmp_path / "cold-cache").values())
+
+
 def test_the_usage_columns_are_the_tables_in_its_order(tmp_path: Path) -> None:
     """The ingest compares its rows with `SELECT *` and inserts them without naming columns: both follow the table."""
     Cache(tmp_path / "cache").close()
