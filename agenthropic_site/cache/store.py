@@ -841,7 +841,7 @@ class Cache:
 
         A new file that sorts before others moves the seq of every later file's rows: a stored row
         equal to one to write but for its seq is moved to it (its seq alone updated), not deleted
-        and inserted again with its indexes (about 2,500 rows of the 60 MB session a new agent).
+        and inserted again with its indexes (3,893 of the 60 MB session's 9,491 rows for an agent sorting first).
         The rows written are those inserted: a moved row keeps its ids.
         """
         conn = self.conn
