@@ -10,13 +10,15 @@ bytes) and keeps the files on its answer (`kept_missing`). These tests fork from
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ from agenthropic_site.corpus import ContainmentError, FileRef, scan_corpus
 from agenthropic_site.corpus import walk as walk_module
 from agenthropic_site.corpus.sniff import sniff_session_id
 from agenthropic_site.pipeline import stamp
-from agenthropic_site.render import folders
+from agenthropic_site.render import folders, markdown
 from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter
 from conftest import DEMO_CORPUS, DEMO_NOW, build, build_subprocess, run_entry
@@ -40,6 +42,13 @@ PROJECT = sorted(path.name for path in DEMO_CORPUS.iterdir() if path.is_dir())[0
 def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run these tests as on a machine of two processors or more, whatever this one has (on one, no process aside is started)."""
     monkeypatch.setattr(stamp, "cores", lambda: 2)
+
+
+@pytest.fixture(autouse=True)
+def aside_ended() -> Iterator[None]:
+    """End the process aside a test started, as the build does when it ends (pipeline/build.py run_build)."""
+    yield
+    stamp.end_aside()
 
 
 @pytest.fixture
@@ -105,8 +114,10 @@ def test_an_answer_about_another_manifest_or_folder_is_never_taken(built: Path, 
     digest = read_manifest(built).digest
     stamp.look_aside(str(built))
     assert stamp.kept_missing(built, "0" * 64) is None  # the build read another manifest
+    stamp.end_aside()  # each build ends its own
     stamp.look_aside(str(built))
     assert stamp.kept_missing(tmp_path / "elsewhere", digest) is None  # another output folder
+    stamp.end_aside()
     copy = tmp_path / "copy"
     shutil.copytree(built, copy, symlinks=True)
     stamp.look_aside(str(built))
@@ -167,6 +178,8 @@ def test_a_process_aside_that_does_not_answer_in_time_is_stopped(built: Path, mo
     started = time.monotonic()
     assert stamp.kept_missing(built, read_manifest(built).digest) is None
     assert time.monotonic() - started < 30
+    assert stamp.kept_markdown() is None  # no answer, so no texts asked of it
+    stamp.end_aside()  # as the build does when it ends
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # stopped and reaped
 
@@ -187,6 +200,7 @@ def test_a_process_aside_stuck_in_its_walk_is_waited_for_once_and_stopped(
     assert stamp.kept_manifest(built) is None
     assert stamp.kept_missing(built, read_manifest(built).digest) is None
     assert time.monotonic() - started < 10  # one wait of 5 s, not one for each answer
+    stamp.end_aside()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # stopped and reaped
 
@@ -238,6 +252,7 @@ def test_a_walk_of_another_root_or_with_other_limits_is_never_taken(built: Path,
         stamp.look_aside(str(built), (root, max_bytes, depth))
         assert stamp.kept_walk(*asked) is None, asked
         assert stamp.kept_missing(built, read_manifest(built).digest) == frozenset()  # the other answers stand
+        stamp.end_aside()
     stamp.look_aside(str(built), (str(tmp_path), max_bytes, depth))  # not the root this process listed: no walk made
     assert stamp.kept_walk(str(tmp_path), max_bytes, depth) is None
     stamp.kept_missing(built, None)
@@ -262,6 +277,7 @@ def test_the_manifest_read_aside_is_taken_only_for_the_same_bytes(built: Path) -
     assert read_manifest(built, kept) is kept
     assert stamp.kept_manifest(built.parent / "elsewhere") is None  # another output folder
     stamp.kept_missing(built, kept.digest)
+    stamp.end_aside()
     stamp.look_aside(str(built))
     wait_for_the_answer()  # it read the manifest before the change below
     manifest = built / ".agenthropic" / "manifest"
@@ -301,4 +317,114 @@ def test_a_build_run_as_a_command_takes_the_walk_and_manifest_made_aside_and_equ
         said.append(run_entry(tmp_path / "probe.py", words, ANSWERS_TAKEN, "' '.join(taken)")[1])
     assert "True" not in said[0]  # a first build: no stamp, no process aside
     assert said[1] == "kept_walk:True kept_manifest:True kept_missing:True"
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+
+
+# Markdown the process aside renders: every kind of text the renderer treats specially, and hostile ones.
+MARKDOWN_TEXTS = (
+    "# A title\n\n*stressed* `code` [a web link](https://example.com) [a file](src/app.py) [mail](mailto:a@b.c)",
+    "<script>alert(1)</script> <b>raw HTML</b> [js](javascript:alert(1)) ![a picture](data:image/png;base64," + "A" * 400 + ")",
+    "",
+    "text beyond the Basic Multilingual Plane 😀, a line separator \u2028 and a NUL \0 byte",
+    "```python\nprint('<b>')\n```\n\n> a quote\n\n1. one\n2. two",
+)
+
+
+def test_the_process_aside_renders_markdown_as_this_process_does(built: Path) -> None:
+    stamp.look_aside(str(built))
+    wait_for_the_answer()
+    render = stamp.kept_markdown()
+    assert render is not None
+    for text in MARKDOWN_TEXTS:
+        assert render(text) == markdown._renderer().render(text), text
+    pid = os.fork()
+    if pid == 0:  # a worker forked from the build shares the pipes: it renders for itself
+        os._exit(0 if render("*x*") is None else 1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert render("*x*") == "<p><em>x</em></p>\n"  # the build's own asking is unaffected
+
+
+def test_texts_past_the_process_asides_share_are_left_to_the_build(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stamp, "ASIDE_TEXT_BYTES", 8)
+    stamp.look_aside(str(built))
+    wait_for_the_answer()
+    render = stamp.kept_markdown()
+    assert render is not None
+    assert render("*abc*") == "<p><em>abc</em></p>\n"  # 5 bytes
+    assert render("0123456789") is None  # 15 bytes asked in all
+    assert render("*d*") == "<p><em>d</em></p>\n"  # 8
+
+
+def test_a_process_aside_that_ended_renders_nothing(built: Path) -> None:
+    stamp.look_aside(str(built))
+    wait_for_the_answer()
+    os.kill(stamp._aside[0].pid, signal.SIGKILL)
+    render = stamp.kept_markdown()
+    assert render is not None and render("*x*") is None
+    assert render("*y*") is None  # given up: not asked again
+
+
+def test_serve_replies_to_a_text_it_cannot_render_with_a_refusal() -> None:
+    replies: list[bytes] = []
+    markdown.serve(iter([b"*a*", b"\xff not UTF-8", "😀".encode()]), replies.append)
+    assert replies == [b"=<p><em>a</em></p>\n", b"!", "=<p>😀</p>\n".encode()]
+
+
+def test_a_refused_text_is_rendered_by_the_build_which_renders_every_later_one_itself() -> None:
+    asked: list[str] = []
+
+    def refuse(text: str) -> str | None:
+        asked.append(text)
+        return None
+
+    markdown._renderer.cache_clear()  # as in a build that has not rendered a text yet
+    with markdown.rendered_aside(refuse):
+        assert markdown._rendered("*a*") == "<p><em>a</em></p>\n"
+        assert markdown._rendered("*b*") == "<p><em>b</em></p>\n"
+    assert asked == ["*a*"]
+
+
+def append_reply(corpus: Path, text: str) -> None:
+    """Append a new assistant reply saying `text` to a session: its page renders one new text."""
+    path = next(corpus.rglob(f"{SIMPLE}.jsonl"))
+    records = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    last = [r for r in records if r.get("type") == "assistant" and "usage" in r.get("message", {})][-1]
+    n = len(records)
+    last["parentUuid"], last["uuid"] = last["uuid"], f"aside-{n}"
+    last["message"]["id"], last["requestId"] = f"msg_aside_{n}", f"req_aside_{n}"
+    last["message"]["content"] = [{"type": "text", "text": text}]
+    with path.open("ab") as handle:
+        handle.write(json.dumps(last).encode() + b"\n")
+
+
+# Counts the texts a build had its process aside render (as on a machine of two processors or more).
+RENDERED_ASIDE = (
+    "from agenthropic_site.pipeline import stamp\n"
+    "stamp.cores = lambda: 2\n"
+    "rendered = []\n"
+    "asked = stamp._Aside.render\n"
+    "def counted(self, text):\n"
+    "    html = asked(self, text)\n"
+    "    rendered.append(html is not None)\n"
+    "    return html\n"
+    "stamp._Aside.render = counted\n"
+)
+
+
+@pytest.mark.parametrize("share", [None, 0])
+def test_a_build_run_as_a_command_has_its_new_texts_rendered_aside_and_equals_a_cold_build(
+    demo_corpus: Path, tmp_path: Path, share: int | None,
+) -> None:
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    words = ["build", "--corpus", str(demo_corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"]
+    setup = RENDERED_ASIDE + ("" if share is None else f"stamp.ASIDE_TEXT_BYTES = {share}\n")
+    report = "'markdown_it' in sys.modules, sum(rendered), len(rendered)"
+    run_entry(tmp_path / "probe.py", words, setup, report)
+    for text in MARKDOWN_TEXTS[:2]:
+        append_reply(demo_corpus, text)
+    imported, aside, asked = run_entry(tmp_path / "probe.py", words, setup, report)[1].split()
+    if share is None:  # every new text (two, and wherever the page shows them again) rendered aside
+        assert imported == "False" and int(aside) == int(asked) >= len(MARKDOWN_TEXTS[:2])
+    else:  # the build asks for its first text, then renders it and every later one itself
+        assert (imported, aside, asked) == ("True", "0", "1")
     assert_equals_cold_build(demo_corpus, out, tmp_path)

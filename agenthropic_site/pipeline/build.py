@@ -44,23 +44,26 @@ def run_build(config: BuildConfig, measured: dict[str, str] | None = None) -> Bu
             "a worker process of a build ran the script that started the build, and the script builds again: "
             "put the script's build under `if __name__ == \"__main__\":` (this process stops; the build goes on without it)"
         )
-    # Before anything is read: a change made from now on is seen by the next build.
-    before = stamp.before_build(config, measured)
-    root = real_root(config.corpus)
-    listed = stamp.corpus_folders(root)  # the walk takes the corpus as the state before saw it
-    check_folders(config.corpus, config.out, config.cache)
-    check_output_path(config.out)
-    prices = load_price_table(config.pricing)
     try:
-        prepare_output(config.out)
-    except OSError as exc:  # a read-only file system, no permission, a full disk: before any page
-        raise ConfigError(f"cannot prepare the output folder {config.out}: {exc.strerror or exc}") from None
-    repairs: list[str] = []
-    result = with_repairs(config, repairs, lambda notes: _build_with_cache(config, root, prices, listed, notes))
-    result.cache_repairs = repairs
-    if result.no_change is not None and not repairs:
-        stamp.record(config, before, result.no_change)
-    return result
+        # Before anything is read: a change made from now on is seen by the next build.
+        before = stamp.before_build(config, measured)
+        root = real_root(config.corpus)
+        listed = stamp.corpus_folders(root)  # the walk takes the corpus as the state before saw it
+        check_folders(config.corpus, config.out, config.cache)
+        check_output_path(config.out)
+        prices = load_price_table(config.pricing)
+        try:
+            prepare_output(config.out)
+        except OSError as exc:  # a read-only file system, no permission, a full disk: before any page
+            raise ConfigError(f"cannot prepare the output folder {config.out}: {exc.strerror or exc}") from None
+        repairs: list[str] = []
+        result = with_repairs(config, repairs, lambda notes: _build_with_cache(config, root, prices, listed, notes))
+        result.cache_repairs = repairs
+        if result.no_change is not None and not repairs:
+            stamp.record(config, before, result.no_change)
+        return result
+    finally:
+        stamp.end_aside()  # the process aside, if the check before this build started one
 
 
 def _build_with_cache(

@@ -19,8 +19,10 @@ from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model.stored import ComputedAlone, load_view
 from agenthropic_site.model.views import AgentRequests, SessionView, request_figures
 from agenthropic_site.parse.model import Message
+from agenthropic_site.pipeline import stamp
 from agenthropic_site.pipeline.parsing import WORKER_PRELOAD
 from agenthropic_site.pipeline.pool import Task, map_in_order
+from agenthropic_site.render.markdown import rendered_aside
 from agenthropic_site.render.pages import GRAPH, Renderer
 from agenthropic_site.render.parallel import BatchResult, WorkerSetup, render_batch, worker_renderer
 from agenthropic_site.render.site import SiteRender, render_site
@@ -84,8 +86,9 @@ def render_from_cache(
     source = CacheSource(cache, prices, keep_views=True, alone=alone)
     # Workers price with this table, never with the price file read again: it may have changed since.
     in_workers = functools.partial(_in_workers, cache.path.parent, prices)
-    rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers,
-                           reuse_published=reuse_published)
+    with rendered_aside(stamp.kept_markdown()):
+        rendered = render_site(model, source, writer, config.theme, redact=config.redact, jobs=config.jobs, in_workers=in_workers,
+                               reuse_published=reuse_published)
     for digest, svg in rendered.svgs.items():
         cache.put_svg(digest, svg)
     cache.put_layout_sizes(rendered.layouts)

@@ -16,7 +16,8 @@ way the check imports `os`, `stat`, `sys` and `time` and nothing else: the stamp
 not digests (hashlib, json, dataclasses and pathlib each cost more to import than the whole check).
 When the stamp no longer holds for the same command line, the build that follows will walk the
 folders just listed, read its output folder's manifest and keep most of the files it published:
-`answer` starts a process that does the three meanwhile (`look_aside`).
+`answer` starts a process that does the three meanwhile (`look_aside`), then renders the build's
+new Markdown texts.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from agenthropic_site.places import CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME,
 
 TYPE_CHECKING = False  # `typing` alone takes longer to import than the whole check (mypy reads the name)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from agenthropic_site.config import BuildConfig
     from agenthropic_site.corpus.walk import Walked
@@ -54,6 +55,10 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # imports to walk in, and its reads and views to look at the output folder in. Without an answer the
 # build does the work itself, and waits for no later one.
 ASIDE_WAIT_SECONDS = 10.0
+# The process aside renders the build's Markdown texts up to this many bytes, having imported
+# markdown-it while the build read (21-31 ms of a one-append build of 500 sessions); a build that
+# renders more imports it itself.
+ASIDE_TEXT_BYTES = 1 << 18
 LINK = "\0link"  # a source file or folder of the package that is a symbolic link, in the code's listing (_code)
 
 # What the check that runs before the parser measured, for the one after it (the same process,
@@ -248,11 +253,14 @@ def look_aside(out: str, walk: tuple[str, int, int] | None = None) -> None:
     still there (4,480 `fstatat` under 1,542 folders, 20 ms): a second core does the three
     meanwhile. `walk` is the real corpus root the listing was taken under and the walk's limits
     (max file bytes, max depth); None, no walk. The build takes the answers with `kept_walk`,
-    `kept_manifest` and `kept_missing`, and does the work itself without them. Forked by
-    `agenthropic build` before its pipeline is imported: no thread, no open cache, nothing to
-    flush; the walk's modules are imported first (the build imports them anyway; imported in the
-    process aside, they took it 38–45 ms before it could walk), and it only reads, writes its
-    answers and ends with `os._exit`.
+    `kept_manifest` and `kept_missing`, and does the work itself without them. Then the process
+    aside imports markdown-it and renders the Markdown texts the build sends it (`kept_markdown`),
+    up to ASIDE_TEXT_BYTES: a build that renders a few new texts, as an append does, never imports
+    markdown-it itself (21-31 ms). Forked by `agenthropic build` before its pipeline is imported:
+    no thread, no open cache, nothing to flush; the walk's modules are imported first (the build
+    imports them anyway; imported in the process aside, they took it 38–45 ms before it could
+    walk), and it only reads and writes its answers until the build stops it (`end_aside`), and
+    ends with `os._exit`.
     """
     threading = sys.modules.get("threading")
     if not hasattr(os, "fork") or _aside or (threading is not None and threading.active_count() > 1):
@@ -265,19 +273,21 @@ def look_aside(out: str, walk: tuple[str, int, int] | None = None) -> None:
 
     from agenthropic_site.corpus.walk import walk_folders
 
+    pipes: list[int] = []
     try:
         read, write = os.pipe()
-    except OSError:
-        return
-    try:
+        pipes += (read, write)
+        texts, text = os.pipe()
+        pipes += (texts, text)
         pid = os.fork()
     except OSError:
-        os.close(read)
-        os.close(write)
+        for pipe in pipes:
+            os.close(pipe)
         return
     if pid == 0:  # the process aside
         try:
             os.close(read)
+            os.close(text)
             _widen(write)
             _send(write, _pickled(lambda: walk_folders(*walk, _corpus_listed)) if walk is not None else b"")
             from pathlib import Path  # the rest, once the walk is answered: it is needed first
@@ -287,10 +297,15 @@ def look_aside(out: str, walk: tuple[str, int, int] | None = None) -> None:
 
             _send(write, _pickled(lambda: read_manifest(Path(out))))
             _send(write, missing_answer(out, STATE, MANIFEST_NAME))
+            from agenthropic_site.render.markdown import serve
+
+            serve(_frames(texts), lambda html: _send(write, html))
         finally:
             os._exit(0)  # whatever happened: nothing of the build's process runs here (no atexit, no flush)
     os.close(write)
-    _aside[:] = [_Aside(out, pid, read, walk)]
+    os.close(texts)
+    _widen(text)  # the texts it may be asked to render, whole: the build never waits to send one
+    _aside[:] = [_Aside(out, pid, read, walk, text)]
 
 
 def cores() -> int:
@@ -302,13 +317,13 @@ def cores() -> int:
 
 
 def _widen(pipe: int) -> None:
-    """Let the pipe hold the answers whole (Linux: up to 1 MiB), so the process aside need not wait for the build to read one."""
+    """Let the pipe hold 1 MiB (Linux), so that its writer need not wait for its reader to read what it wrote."""
     try:
         import fcntl
 
         fcntl.fcntl(pipe, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     except (ImportError, OSError):
-        pass  # a smaller pipe: the process aside waits for the build to read each answer
+        pass  # a smaller pipe: the writer waits for the reader
 
 
 def _pickled(make: Callable[[], object]) -> bytes:
@@ -331,14 +346,17 @@ def _send(pipe: int, answer: bytes) -> None:
 class _Aside:
     """The process aside of this build: what it was asked, and its answers as far as they have been read."""
 
-    def __init__(self, out: str, pid: int, read: int, walk: tuple[str, int, int] | None) -> None:
-        self.out, self.pid, self.read, self.walk = out, pid, read, walk
+    def __init__(self, out: str, pid: int, read: int, walk: tuple[str, int, int] | None, text: int) -> None:
+        self.out, self.pid, self.read, self.walk, self.text = out, pid, read, walk, text
+        self.owner = os.getpid()  # a worker forked from the build shares the pipes, and must not use them
         self.received = bytearray()
         self.answers: list[bytes] = []
         self.ended = False  # its pipe was closed (or what came through it was not answers): nothing more is read
+        self.asked = 0  # the bytes of the texts it was asked to render
+        self.missing_taken = False
 
     def answer(self, index: int) -> bytes | None:
-        """Return its answer `index` (WALK, MANIFEST, MISSING), waiting for it as long as ASIDE_WAIT_SECONDS; None without one."""
+        """Return its answer `index` (WALK, MANIFEST, MISSING, then one a text), waiting for it as long as ASIDE_WAIT_SECONDS; None without one."""
         import select
 
         deadline = time.monotonic() + ASIDE_WAIT_SECONDS
@@ -351,28 +369,68 @@ class _Aside:
                 chunk = os.read(self.read, 1 << 20)
                 self.ended = not chunk
                 self.received += chunk
-                self._split()
+                whole, sound = _whole_frames(self.received)
+                self.answers += whole
+                self.ended = self.ended or not sound
         except OSError:
             return None
         return self.answers[index] if index < len(self.answers) else None
 
-    def _split(self) -> None:
-        """Move each whole answer received to `answers`."""
-        while (newline := self.received.find(b"\n")) >= 0:
-            size = bytes(self.received[:newline])
-            if not size.isdigit():
-                self.ended = True
-                return
-            end = newline + 1 + int(size)
-            if len(self.received) < end:
-                return
-            self.answers.append(bytes(self.received[newline + 1 : end]))
-            del self.received[:end]
+    def render(self, text: str) -> str | None:
+        """Return the HTML of one Markdown text as the process aside renders it; None when it cannot (the build renders it)."""
+        data = text.encode("utf-8", "surrogatepass")
+        if os.getpid() != self.owner or self.ended or len(self.answers) <= MISSING or self.asked + len(data) > ASIDE_TEXT_BYTES:
+            return None
+        self.asked += len(data)
+        try:
+            _send(self.text, data)
+        except OSError:
+            self.ended = True
+            return None
+        index = len(self.answers)
+        said = self.answer(index)
+        if not said or said[:1] != b"=":
+            return None
+        self.answers[index] = b""
+        return said[1:].decode("utf-8", "surrogatepass")
 
     def end(self) -> None:
-        """Close its pipe and reap it; stop it first when it has not given every answer."""
+        """Close its pipes, stop it and reap it (a worker forked from the build may hold its pipe of texts open: it would not see that pipe close)."""
+        import signal  # here: the stamp's check imports next to nothing
+
+        os.close(self.text)
         os.close(self.read)
-        _reap(self.pid, stop=len(self.answers) <= MISSING)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass  # ended and reaped already
+
+
+def _whole_frames(received: bytearray) -> tuple[list[bytes], bool]:
+    """Take each whole frame (its length, a newline and its bytes) off the front of `received`; and whether what came before the rest is frames."""
+    frames: list[bytes] = []
+    while (newline := received.find(b"\n")) >= 0:
+        size = bytes(received[:newline])
+        if not size.isdigit():
+            return frames, False
+        end = newline + 1 + int(size)
+        if len(received) < end:
+            break
+        frames.append(bytes(received[newline + 1 : end]))
+        del received[:end]
+    return frames, True
+
+
+def _frames(pipe: int) -> Iterator[bytes]:
+    """Yield each frame read from `pipe` until it closes (in the process aside: the texts the build asks it to render)."""
+    received = bytearray()
+    while chunk := os.read(pipe, 1 << 20):
+        received += chunk
+        whole, sound = _whole_frames(received)
+        yield from whole
+        if not sound:
+            return
 
 
 WALK, MANIFEST, MISSING = range(3)  # the process aside's answers, in the order it gives them
@@ -409,11 +467,11 @@ def kept_manifest(out: os.PathLike[str] | str) -> Published | None:
 
 def kept_missing(out: os.PathLike[str] | str, manifest_digest: str | None) -> frozenset[str] | None:
     """Return the published files the process aside found missing, when it looked at this output folder and this manifest; else None."""
-    if not _aside:
+    if not _aside or _aside[0].missing_taken:
         return None
-    aside = _aside.pop()
+    aside = _aside[0]
+    aside.missing_taken = True  # taken once: a build that renders again (after a repair) looks for itself
     said = aside.answer(MISSING)
-    aside.end()
     lines = (said or b"").decode("ascii", "replace").split("\n")
     try:
         folder = os.stat(out)
@@ -425,16 +483,15 @@ def kept_missing(out: os.PathLike[str] | str, manifest_digest: str | None) -> fr
     return frozenset(lines[1:])
 
 
-def _reap(pid: int, stop: bool) -> None:
-    """Wait for the process aside to end; stop it first when it has not answered in time."""
-    try:
-        if stop:
-            import signal
+def kept_markdown() -> Callable[[str], str | None] | None:
+    """Return what has the process aside render a Markdown text (None when it cannot), when there is one that answered; else None."""
+    return _aside[0].render if _aside and len(_aside[0].answers) > MISSING else None
 
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass  # ended and reaped already
+
+def end_aside() -> None:
+    """Stop and reap the process aside, if this process started one."""
+    while _aside:
+        _aside.pop().end()
 
 
 def wall_cutoff(now_ns: int, watchdog_minutes: int) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -92,9 +93,45 @@ def _renderer() -> MarkdownIt:
 
 @lru_cache(maxsize=CACHED_TEXTS)
 def _cached(text: str) -> str:
-    return _renderer().render(text)
+    return _rendered(text)
 
 
 def render_markdown(text: str) -> str:
     """Render Markdown text to safe HTML: web links keep `rel="noopener noreferrer"`, repository paths become code, images their text."""
-    return _cached(text) if len(text) <= CACHED_TEXT_CHARS else _renderer().render(text)
+    return _cached(text) if len(text) <= CACHED_TEXT_CHARS else _rendered(text)
+
+
+# What renders a text in the build's process aside (pipeline/stamp.py kept_markdown), which imported
+# markdown-it while the build read: a build that renders a few new texts never imports it itself.
+_aside: list[Callable[[str], str | None]] = []
+
+
+@contextmanager
+def rendered_aside(render: Callable[[str], str | None] | None) -> Iterator[None]:
+    """Have `render` render the texts (until it returns None, or this process has its own renderer) while the block runs."""
+    _aside[:] = [] if render is None else [render]
+    try:
+        yield
+    finally:
+        _aside.clear()
+
+
+def _rendered(text: str) -> str:
+    if _aside and not _renderer.cache_info().currsize:
+        html = _aside[0](text)
+        if html is not None:
+            return html
+        _aside.clear()  # it could not: every text from now on is rendered here
+    return _renderer().render(text)
+
+
+def serve(texts: Iterable[bytes], reply: Callable[[bytes], None]) -> None:
+    """Reply to each text (UTF-8) with `=` and its HTML, or `!` when rendering it failed (in the build's process aside)."""
+    md = _renderer()  # markdown-it is imported before the build asks for anything
+    for text in texts:
+        try:
+            html = md.render(text.decode("utf-8", "surrogatepass"))
+        except Exception:  # noqa: BLE001 - the build renders the text itself, and meets the problem there
+            reply(b"!")
+            continue
+        reply(b"=" + html.encode("utf-8", "surrogatepass"))
