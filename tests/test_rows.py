@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, timedelta, timezone, tzinfo
+from types import SimpleNamespace
 
 import jinja2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenthropic_site.model.views import SessionSummary
+from agenthropic_site.model.views import AgentView, SessionSummary
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.render.formats import short_time, thousands, usd
-from agenthropic_site.render.rows import session_rows, status_badge
+from agenthropic_site.render.labels import linked_by
+from agenthropic_site.render.rows import agent_rows, session_rows, status_badge
 
 BADGE = """{% macro status_badge(status, last_active) -%}
 {% if status == "unknown" -%}
@@ -93,3 +95,59 @@ def test_a_session_without_title_or_cost_shows_its_id_and_a_dash() -> None:
     assert '<a href="sessions/s&lt;1&gt;/index.html">s&lt;1&gt;</a>' in html
     assert 'data-sort="1234">1,234</td>' in html and 'data-sort="0">—</td>' in html
     assert html.endswith("</tr>\n")
+
+
+# The session page's agents table as the default theme's loop wrote it before render/rows.py took its place.
+AGENT_ROWS = BADGE + """<tbody>
+{% for agent in session.agents %}
+<tr{% if agent.agent_id in session.critical_path and session.critical_path | length > 1 %} class="critical"{% endif %}>
+  <td class="depth-{{ [agent.depth, 6] | min }}">{% if agent.agent_id == session.session_id %}main\
+{% elif agent.has_transcript %}<a href="agents/{{ agent.agent_id }}.html">{{ agent.description or agent.agent_id }}</a>\
+{% else %}{{ agent.description or agent.agent_id }} <span class="note">(transcript not in the corpus)</span>{% endif %}</td>
+  <td>{{ agent.kind }}</td><td>{{ agent.agent_type or "—" }}</td>
+  <td>{{ status_badge(agent.status, agent.last_seen_at) }}</td>
+  <td>{{ agent.outcome_cause or "—" }}</td>
+  <td>{{ agent | linked_by }}</td>
+  {% if not agent.has_transcript %}\
+<td class="num" colspan="4" title="What the spawner's result reports of the agent's last request: shown apart, in no total">\
+{% if agent.reported and agent.reported.total_tokens is not none %}{{ agent.reported.total_tokens | thousands }} reported by the parent, not counted\
+{% else %}not reported{% endif %}</td>
+  {% elif session.excluded_reason %}<td class="num" data-sort="{{ agent.tokens.total }}">{{ agent.tokens.total | thousands }}</td><td class="num">—</td>\
+<td class="num" data-sort="{{ agent.subtree_tokens.total }}">{{ agent.subtree_tokens.total | thousands }}</td><td class="num">—</td>{% else %}
+  <td class="num" data-sort="{{ agent.tokens.total }}">{{ agent.tokens.total | thousands }}</td>
+  <td class="num" data-sort="{{ agent.cost }}">{{ agent.cost | usd }}</td>
+  <td class="num" data-sort="{{ agent.subtree_tokens.total }}">{{ agent.subtree_tokens.total | thousands }}</td>
+  <td class="num" data-sort="{{ agent.subtree_cost }}">{{ agent.subtree_cost | usd }}</td>{% endif %}
+</tr>
+{% endfor %}
+</tbody>"""
+AGENT_IDS = st.sampled_from(["main-id", "a1", "a<2>", "a&3"]) | TEXT
+
+
+@st.composite
+def agents(draw: st.DrawFn) -> AgentView:
+    tokens = Tokens(input=draw(st.integers(0, 10**12)), output=draw(st.integers(0, 10**9)))
+    subtree = tokens + Tokens(cache_read=draw(st.integers(0, 10**9)))
+    return AgentView(
+        agent_id=draw(AGENT_IDS), parent_agent_id=draw(st.none() | AGENT_IDS), kind=draw(TEXT),
+        edge_source=draw(st.none() | st.sampled_from(["tool_use_id", "agent_id_in_result", "description_match"]) | TEXT),
+        agent_type=draw(st.none() | TEXT), description=draw(st.none() | TEXT), status=draw(STATUS), outcome_cause=draw(st.none() | TEXT),
+        notification_status=None, spawn_tool_use_id=None, first_seen_at=None, last_seen_at=draw(st.none() | INSTANT),
+        tokens=tokens, cost=draw(st.decimals(min_value=-5, max_value=10_000, places=8, allow_nan=False)), subtree_tokens=subtree,
+        subtree_cost=draw(st.decimals(min_value=0, max_value=10_000, places=8, allow_nan=False)), depth=draw(st.integers(0, 12)),
+        has_transcript=draw(st.booleans()), reported=draw(st.none() | st.fixed_dictionaries({"total_tokens": st.none() | st.integers(0, 10**9)})),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    members=st.lists(agents(), max_size=5), session_id=st.sampled_from(["main-id", "a1"]), excluded=st.none() | TEXT,
+    critical=st.lists(AGENT_IDS, max_size=3),
+)
+def test_the_agent_rows_are_the_template_loops_bytes(members: list[AgentView], session_id: str, excluded: str | None, critical: list[str]) -> None:
+    # The rows read a session's id, agents, critical path and exclusion, and nothing else of it.
+    session = SimpleNamespace(session_id=session_id, agents=members, excluded_reason=excluded, critical_path=critical)
+    env = _environment(UTC)
+    env.filters["linked_by"] = linked_by
+    expected = env.from_string(AGENT_ROWS).render(session=session)
+    assert "<tbody>\n" + str(agent_rows(session)) + "</tbody>" == expected  # type: ignore[arg-type]

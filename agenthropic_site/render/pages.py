@@ -29,7 +29,7 @@ from agenthropic_site.render.charts import session_context_chart, step_chart, we
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
-from agenthropic_site.render.rows import status_badge
+from agenthropic_site.render.rows import agent_rows, status_badge
 from agenthropic_site.render.reader import (
     OUTLINE_MAX, REF_BYTES, Layout, OutlineEntry, call_refs, fits_inline, lay_out, plain_json, ref_digest, turns_of, unpack_sizes,
 )
@@ -409,6 +409,7 @@ class Renderer:
             outline=layout.outline,
             pages=len(layout.pages),
             agents=agents,
+            agent_rows=agent_rows(session),
             cumulative=step_chart(session.spend_over_time, "cumulative cost over time", chart_marks),
         )
         # What every agent page shows of the session besides agents: an append to the main transcript
