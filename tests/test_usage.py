@@ -348,9 +348,15 @@ def test_an_append_counts_only_the_new_request_in_the_usage_windows(demo_corpus:
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     settings = BuildConfig(corpus=demo_corpus, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), quiet=True)
     run_build(settings)
-    decoded: list[str] = []
-    real_decode = usage_module.decode
-    monkeypatch.setattr(usage_module, "decode", lambda session_id, data, checksum=None: decoded.append(session_id) or real_decode(session_id, data, checksum))
+    decoded: list[tuple[str, int]] = []
+    real_requests = usage_module._requests
+
+    def counted(session_id: str, data: bytes) -> list[Any]:
+        requests = real_requests(session_id, data)
+        decoded.append((session_id, len(requests)))
+        return requests
+
+    monkeypatch.setattr(usage_module, "_requests", counted)
     main_file = next(demo_corpus.rglob(f"{SESSION}.jsonl"))
     reply = json.loads(next(line for line in reversed(main_file.read_bytes().splitlines()) if b'"type":"assistant"' in line and b'"msg_' in line))
     reply.update(timestamp="2030-01-01T00:00:00.000Z", uuid="appended", requestId="req_appended")
@@ -358,8 +364,8 @@ def test_an_append_counts_only_the_new_request_in_the_usage_windows(demo_corpus:
     with main_file.open("ab") as handle:  # one more request in one session, after every other of the corpus, as a live session appends
         handle.write(json.dumps(reply).encode() + b"\n")
     run_build(settings)
-    # Only the grown session's requests are read; the windows are the last build's with the new request added.
-    assert decoded == [SESSION]
+    # Only the grown session's new request is decoded; the windows are the last build's with it added.
+    assert decoded == [(SESSION, 1)]
     # And what it reads is what a fresh process reads.
     usage_module._DECODED.clear()
     assert json.loads((tmp_path / "site" / "data" / "usage.json").read_bytes()) == _fresh_usage(demo_corpus, tmp_path)

@@ -5,7 +5,7 @@ Each stored view keeps the requests its session owns (the views' ownership rule 
 build after an append finds every session's stored requests either unchanged or the same with
 requests after all the others added. It then takes the last build's windows (kept in the cache with
 where its 5-hour block scan stood and each session's checksum) and reads only the sessions whose
-checksum changed, counting their new requests. Anything else — a session gone, a request changed,
+checksum changed, decoding and counting only their new requests. Anything else — a session gone, a request changed,
 moved or priced again, an added request earlier than the last counted, another zone, a kept state
 that does not read back — and every request is read and summed again.
 """
@@ -87,9 +87,11 @@ def carry(state: str | None, sums: Sums, read: ReadRequests, tz: str) -> tuple[U
             count, size, _, head = sessions.get(session_id, (0, 2, "", ""))
             if count and not (len(data) > size and data[size - 1 : size] == b"," and _digest(memoryview(data)[: size - 1]) == head):
                 return None  # not the same requests with more after them
-            requests = decode(session_id, data, checksum)
-            entries[session_id] = _entry(len(requests), data, checksum)
-            added += requests[count:]
+            # The bytes before the comma are those counted (their digest): only the requests after it
+            # are decoded, as an array of their own (the 60 MB session's 9,486: 26 ms for all of them).
+            requests = _requests(session_id, b"[" + data[size:]) if count else decode(session_id, data, checksum)
+            entries[session_id] = _entry(count + len(requests), data, checksum)
+            added += requests
         if len(entries) != len(sums):
             return None  # a session's requests did not read back
         usage, scan = _usage_of(kept, tz)
