@@ -364,6 +364,22 @@ def test_a_process_aside_that_ended_renders_nothing(built: Path) -> None:
     assert render("*y*") is None  # given up: not asked again
 
 
+def test_a_process_aside_that_does_not_reply_in_time_is_asked_nothing_more(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def silent(texts: Iterator[bytes], reply: Callable[[bytes], None]) -> None:
+        for _ in texts:
+            time.sleep(60)  # the reply would come after the build gave up on it
+
+    monkeypatch.setattr(markdown, "serve", silent)  # the forked child runs this copy of the module
+    monkeypatch.setattr(stamp, "ASIDE_WAIT_SECONDS", 0.5)
+    stamp.look_aside(str(built))
+    wait_for_the_answer()
+    render = stamp.kept_markdown()
+    assert render is not None and render("*x*") is None
+    started = time.monotonic()
+    assert render("*y*") is None  # not asked: a late reply must never be taken for this text's
+    assert time.monotonic() - started < 0.4
+
+
 def test_serve_replies_to_a_text_it_cannot_render_with_a_refusal() -> None:
     replies: list[bytes] = []
     markdown.serve(iter([b"*a*", b"\xff not UTF-8", "😀".encode()]), replies.append)

@@ -373,6 +373,7 @@ class _Aside:
                 self.answers += whole
                 self.ended = self.ended or not sound
         except OSError:
+            self.ended = True
             return None
         return self.answers[index] if index < len(self.answers) else None
 
@@ -389,10 +390,10 @@ class _Aside:
             return None
         index = len(self.answers)
         said = self.answer(index)
-        if not said or said[:1] != b"=":
+        if said is None:  # given up (ended): a reply that comes later is never taken for another text's
             return None
         self.answers[index] = b""
-        return said[1:].decode("utf-8", "surrogatepass")
+        return said[1:].decode("utf-8", "surrogatepass") if said[:1] == b"=" else None
 
     def end(self) -> None:
         """Close its pipes, stop it and reap it (a worker forked from the build may hold its pipe of texts open: it would not see that pipe close)."""
