@@ -57,6 +57,9 @@ GRAPH = "."
 # Before an agent id (never one's first character), the memo of what that agent's transcript calls: the
 # stored transcript's checksum, then its `call_refs` (the spawns its page may show, read without the transcript).
 CALLS = "#"
+# Before an agent id, the prefix memo of its transcript's layout (render/reader.py `prefix_memo`): the next
+# layout takes the keys of the messages it covers from this one while what they are made of is the same.
+PREFIX = "^"
 # Fewer transcripts than this in the sessions whose pages change (a page each, the main one's the
 # session's) are not worth starting workers: a second or two of one core's work, against the
 # workers' start and the model sent to each (docs/benchmarks.md "Render workers by pages").
@@ -544,11 +547,12 @@ class Renderer:
     def _lay_out(self, sid: str, agent_id: str, messages: list[Message], stored: bytes | None, context: TranscriptContext,
                  known: dict[str, bytes]) -> Layout:
         """Lay out a transcript (`stored`: its messages' stored digests), measuring only messages the last layout did not; keep its sizes for the next build."""
-        layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")), stored)
-        layout.previous = known.get(agent_id, b"")
+        layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")), stored, known.get(agent_id, b""), known.get(PREFIX + agent_id, b""))
         packed = layout.packed()
         if packed != known.get(agent_id):
             self.layouts[(sid, agent_id)] = packed
+        if layout.prefix != known.get(PREFIX + agent_id, b""):
+            self.layouts[(sid, PREFIX + agent_id)] = layout.prefix
         return layout
 
     def html(self, rel: str, template: str, **context: Any) -> bytes:
