@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 import select
+import shutil
+import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agenthropic_site.cache import Cache
 from agenthropic_site.cache.store import SEALED_TABLES, rows_digest
+from agenthropic_site.pipeline.build import run_build
 from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build, tree_bytes
 from fixtures.pricing import priced
-from test_incremental import SESSION, assert_equals_cold_build, main_file
+from test_incremental import SESSION, assert_equals_cold_build, config, main_file
 
 # A price for every model of the demo that has none (claude-nimbus-9, ...), from the generator's ground truth.
 UNPRICED = sorted({m for p in DEMO_EXPECTED.glob("*-*-*-*-*.json") for m in json.loads(p.read_text())["by_model"] if not priced(m)})
@@ -181,6 +186,51 @@ def test_a_build_checks_each_session_s_rows_once_unless_it_writes_them(demo_corp
     assert {table: n for (sid, table), n in digested.items() if sid == SESSION} == {table: 1 for table in SEALED_TABLES}
     assert all(n == 1 for (sid, _), n in digested.items() if sid != SESSION), digested
     assert_equals_cold_build(demo_corpus, tmp_path / "site", tmp_path)
+
+
+def _request_id_indexes(cache: Path) -> list[str]:
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        return sorted(name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'token_usage_%'"))
+
+
+def test_a_new_cache_indexes_requests_by_id_once_its_first_ingest_has_written_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold build into a new file asks no session for its neighbours (all are parsed), and leaves the indexes the next builds look them up by."""
+    asked: list[list[str]] = []
+    indexes_while_written: list[list[str]] = []
+    real_neighbours, real_write = Cache.neighbours, Cache.write_session
+
+    def neighbours(self: Cache, session_ids: list[str]) -> set[str]:
+        asked.append(session_ids)
+        return real_neighbours(self, session_ids)
+
+    def write_session(self: Cache, *args: Any) -> None:
+        indexes_while_written.append(_request_id_indexes(tmp_path / "cache"))
+        real_write(self, *args)
+
+    monkeypatch.setattr(Cache, "neighbours", neighbours)
+    monkeypatch.setattr(Cache, "write_session", write_session)
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    run_build(config(corpus, tmp_path / "site", tmp_path / "cache"))
+    assert len(indexes_while_written) > 10 and not any(indexes_while_written) and asked == [[]]  # the sessions gone: none
+    assert _request_id_indexes(tmp_path / "cache") == ["token_usage_message", "token_usage_request"]
+    indexes_while_written.clear()
+    with main_file(corpus).open("ab") as handle:
+        handle.write(main_file(corpus).read_bytes().splitlines(keepends=True)[-1].replace(b'"msg_', b'"msg_again_', 1))
+    run_build(config(corpus, tmp_path / "site", tmp_path / "cache"))
+    assert indexes_while_written == [["token_usage_message", "token_usage_request"]] and [SESSION] in asked
+    assert_equals_cold_build(corpus, tmp_path / "site", tmp_path)
+
+
+def test_a_cache_whose_first_build_stopped_before_its_ingest_ended_is_indexed_when_opened(tmp_path: Path) -> None:
+    Cache(tmp_path / "cache").close()  # made, then stopped: its rows not indexed by id yet
+    assert _request_id_indexes(tmp_path / "cache") == []
+    cache = Cache(tmp_path / "cache")
+    try:
+        assert cache.request_ids_indexed
+    finally:
+        cache.close()
+    assert _request_id_indexes(tmp_path / "cache") == ["token_usage_message", "token_usage_request"]
 
 
 def test_a_row_digest_tells_values_of_other_types_or_order_apart() -> None:

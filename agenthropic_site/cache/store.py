@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 import orjson
 
 from agenthropic_site.cache.checkpoints import BodyShape, FilesIdentity, FileScanned, ParsedFile, ScanCheckpoint, last_start, spliced
-from agenthropic_site.cache.schema import SCHEMA, SCHEMA_VERSION
+from agenthropic_site.cache.schema import REQUEST_ID_INDEXES, SCHEMA, SCHEMA_VERSION
 from agenthropic_site.config import ConfigError, is_inside, stale_cutoff
 from agenthropic_site.corpus import FileRef
 from agenthropic_site.errors import EXIT_FAILURES
@@ -310,6 +310,9 @@ class Cache:
         self.rebuilt_reason: str | None = None
         self.repairs = repairs if repairs is not None else []
         self.read_only = False
+        # False while the file is new and its requests are not indexed by id (schema.REQUEST_ID_INDEXES):
+        # it holds only what this build writes.
+        self.request_ids_indexed = True
         self._remember_nothing()
         self._lock: int | None = self._acquire(folder / LOCK_FILE, wait)
         try:
@@ -326,6 +329,7 @@ class Cache:
         cache.rebuilt_reason = None
         cache.repairs = []
         cache.read_only = True  # damage is raised to the build, which repairs it
+        cache.request_ids_indexed = True  # as far as a reader asks: the build made them before its workers read
         cache._lock = None  # the build that started this worker holds it
         cache._remember_nothing()  # the build writes no sealed row while its workers read
         cache.conn = sqlite3.connect(cache.path, timeout=BUSY_TIMEOUT, isolation_level=None)
@@ -384,6 +388,12 @@ class Cache:
         if self.path.exists():
             conn, reason = self._open_existing()
             if conn is not None:
+                try:
+                    # A new file whose build stopped before its first ingest ended has no such indexes yet.
+                    conn.executescript(REQUEST_ID_INDEXES)
+                except sqlite3.DatabaseError as exc:
+                    conn.close()
+                    raise cache_problem(exc, self.path.parent) or exc from None
                 return conn
             self._delete_files()
             self.rebuilt_reason = reason  # None for damage: the build reports that in its last line
@@ -394,7 +404,14 @@ class Cache:
                 _put_meta(conn, "schema_version", str(SCHEMA_VERSION))
         except sqlite3.DatabaseError as exc:
             raise cache_problem(exc, self.path.parent) or exc from None
+        self.request_ids_indexed = False
         return conn
+
+    def index_request_ids(self) -> None:
+        """Index a new file's requests by their ids, once its first ingest has written them (schema.REQUEST_ID_INDEXES)."""
+        if not self.request_ids_indexed:
+            self.conn.executescript(REQUEST_ID_INDEXES)
+            self.request_ids_indexed = True
 
     def _open_existing(self) -> tuple[sqlite3.Connection | None, str | None]:
         """Open the cache file when it is of this version and its header is sound, else say why it is rebuilt."""
@@ -1075,6 +1092,7 @@ class Cache:
         """
         if not session_ids:
             return []
+        self.index_request_ids()
         seeds = orjson.dumps(sorted(session_ids)).decode()
         changes = self._changes()
         if self._linked is not None and self._linked[:2] == (changes, seeds):
