@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agenthropic_site.pipeline.pool import Task, map_in_order
+from agenthropic_site.pipeline.pool import AHEAD, Task, map_in_order
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -107,6 +107,41 @@ def test_an_error_in_a_task_is_raised_in_its_turn() -> None:
     seen = []
     with pytest.raises(ValueError, match="no three"):
         for item, _ in map_in_order(Task(keep, fail_on_three), 0.0, list(range(8)), 2, here, print):
+            seen.append(item)
+    assert seen == [0, 1, 2]
+
+
+def test_this_process_answers_chunks_while_it_waits_and_keeps_their_order() -> None:
+    """With help_here the caller answers the next chunks no worker was given while the next answer is not ready: in order, never far ahead."""
+    made_here: list[int] = []
+
+    def here_noting(item: int) -> tuple[int, int]:
+        made_here.append(item)
+        return here(item)
+
+    items, ahead = list(range(24)), []
+    answers = []
+    for item, answer in map_in_order(SQUARES, 0.02, items, 1, here_noting, pytest.fail, 2, help_here=True):
+        answers.append((item, answer))
+        ahead.append(sum(1 for made in made_here if made > item))
+    assert [item for item, _ in answers] == items and [square for _, (square, _) in answers] == [item * item for item in items]
+    pids = {pid for _, (_, pid) in answers}
+    assert os.getpid() in pids and len(pids) == 2  # this process and its one worker
+    assert sorted(item for item, (_, pid) in answers if pid == os.getpid()) == made_here
+    assert 0 < max(ahead) <= AHEAD * 2  # at most AHEAD chunks a worker, of 2 items, answered before their turn
+
+
+def test_an_error_in_a_chunk_answered_here_ahead_is_raised_in_its_turn() -> None:
+    seen = []
+
+    def fail_here_on_three(item: int) -> tuple[int, int]:
+        if item == 3:
+            raise ValueError("no three here")
+        return here(item)
+
+    with pytest.raises(ValueError, match="no three here"):
+        # The worker takes 0.16 s for item 0: items 2 and 3 are answered here meanwhile.
+        for item, _ in map_in_order(SQUARES, 0.02, list(range(8)), 1, fail_here_on_three, pytest.fail, help_here=True):
             seen.append(item)
     assert seen == [0, 1, 2]
 

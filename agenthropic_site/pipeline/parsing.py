@@ -291,7 +291,8 @@ def parse_all(
         yield from ((task[0], here(task)) for task in tasks)
         return
     log.info(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
-    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), tasks, workers, here, _fell_back, PARSE_CHUNK)) as outcomes:
+    # This process prices and writes each session in order; while the next is not parsed yet, it parses one itself.
+    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), tasks, workers, here, _fell_back, PARSE_CHUNK, help_here=True)) as outcomes:
         yield from ((task[0], outcome) for task, outcome in outcomes)
 
 

@@ -78,13 +78,16 @@ _unable: str | None = None  # in a worker: why its task could not start
 
 def map_in_order(
     task: Task[S, I, A], setup: Any, items: Sequence[I], jobs: int, do_here: Callable[[I], A], notice: Callable[[str], None], chunk: int = 1,
+    help_here: bool = False,
 ) -> Generator[tuple[I, A], None, None]:
     """Yield (item, answer) for every item in order, answered by up to `jobs` worker processes.
 
     Items travel `chunk` at a time. When the workers cannot go on, `notice(why)` is called once
     and `do_here(item)` answers the rest here. An exception `run` raised in a worker is raised
-    here, in its item's turn, once the workers have stopped. Close the iterator when not
-    consuming it to the end (`contextlib.closing`): that stops the workers.
+    here, in its item's turn, once the workers have stopped. `help_here`: while the next answer
+    is not ready, this process answers the next chunk no worker was given (`do_here`), so it is
+    not idle while its consumer waits; at most `jobs * AHEAD` such answers wait for their turn.
+    Close the iterator when not consuming it to the end (`contextlib.closing`): that stops the workers.
     """
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -92,15 +95,19 @@ def map_in_order(
     chunks = [list(items[start : start + chunk]) for start in range(0, len(items), max(1, chunk))]
     count = min(jobs, len(chunks))
     done = 0  # chunks answered so far
+    given = 0  # chunks given to a worker or answered here so far: those before it, in order
+    here: dict[int, list[A] | Exception] = {}  # answers made here before their turn, by chunk
     why: str | None = None
     if count >= 1:
         executor: ProcessPoolExecutor | None = None
         queued: deque[Future[Any]] = deque()
 
         def fill() -> None:
+            nonlocal given
             assert executor is not None
-            while done + len(queued) < len(chunks) and len(queued) < count * AHEAD:
-                queued.append(executor.submit(_run_chunk, chunks[done + len(queued)]))
+            while given < len(chunks) and len(queued) < count * AHEAD:
+                queued.append(executor.submit(_run_chunk, chunks[given]))
+                given += 1
 
         try:
             try:
@@ -108,7 +115,15 @@ def map_in_order(
                 fill()
             except Exception as exc:  # noqa: BLE001 - no process, no forkserver, a broken pool: all is done here
                 why = f"cannot start a worker process: {exc}"
-            while why is None and queued:
+            while why is None and done < given:
+                if done in here:
+                    yield from _answered(chunks[done], here.pop(done))
+                    done += 1
+                    continue
+                if help_here and not queued[0].done() and given < len(chunks) and len(here) < count * AHEAD:
+                    here[given] = _answer_here(chunks[given], do_here)
+                    given += 1
+                    continue
                 try:
                     answers = queued[0].result()
                 except BrokenProcessPool as exc:
@@ -134,9 +149,27 @@ def map_in_order(
                 executor.shutdown(wait=True, cancel_futures=True)
         if why is not None:
             notice(why)
-    for rest in chunks[done:]:
-        for item in rest:
-            yield item, do_here(item)
+    for number in range(done, len(chunks)):
+        if number in here:
+            yield from _answered(chunks[number], here.pop(number))
+        else:
+            for item in chunks[number]:
+                yield item, do_here(item)
+
+
+def _answer_here(chunk: list[I], do_here: Callable[[I], A]) -> list[A] | Exception:
+    """Answer a chunk here ahead of its turn; an exception is kept, to be raised in its turn."""
+    try:
+        return [do_here(item) for item in chunk]
+    except Exception as exc:  # noqa: BLE001 - raised by _answered, in its turn
+        return exc
+
+
+def _answered(chunk: list[I], answers: list[A] | Exception) -> Iterator[tuple[I, A]]:
+    """Yield a chunk answered here ahead of its turn, or raise what answering it raised."""
+    if isinstance(answers, Exception):
+        raise answers
+    yield from zip(chunk, answers)
 
 
 def in_a_workers_import_of_main() -> bool:
