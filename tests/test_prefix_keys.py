@@ -61,20 +61,19 @@ def _keys_one_by_one(messages: list[Message], context: TranscriptContext, stored
 
 def _keyed(messages: list[Message], context: TranscriptContext, stored: bytes, last: reader.Layout,
            monkeypatch: pytest.MonkeyPatch) -> tuple[list[bytes], int]:
-    """Key a transcript from the last layout and its memo, as a build does; return the keys and how many were made one by one."""
+    """Lay a transcript out from the last layout and its memo, as a build does; return its keys and how many were made one by one."""
     made = [0]
-    real = reader.message_key
 
     def counting(*args: Any) -> bytes:
         made[0] += 1
-        return real(*args)
+        return real_key(*args)
 
     monkeypatch.setattr(reader, "message_key", counting)
     try:
-        keys = reader.message_keys(messages, context, stored, last.packed(), last.prefix, reader.prefix_memo(messages, context, stored))
+        layout = reader.lay_out(messages, context, reader.unpack_sizes(last.packed()), stored, last.packed(), last.prefix)
     finally:
-        monkeypatch.setattr(reader, "message_key", real)
-    return keys, made[0]
+        monkeypatch.setattr(reader, "message_key", real_key)
+    return layout.keys, made[0]
 
 
 def _small_memos(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,25 +217,36 @@ def test_appends_to_a_long_transcript_build_the_site_a_cold_build_does(tmp_path:
             handle.write(added.replace(b'"msg_', b'"msg' + tag, 1).replace(b'"req_', b'"req' + tag, 1)
                          .replace(b'"uuid":"', b'"uuid":"added%d-' % number, 1))
         made: list[int] = []
-        monkeypatch.setattr(reader, "message_keys", _counting_keys(monkeypatch, made))
+        monkeypatch.setattr(reader, "lay_out", _counting_keys(monkeypatch, made))
+        monkeypatch.setattr(pages, "lay_out", reader.lay_out)
         assert run_build(config(corpus, out, cache)).parsed == 1
-        monkeypatch.setattr(reader, "message_keys", real_keys)
+        monkeypatch.setattr(pages, "lay_out", real_lay_out)
         assert 0 < len(made) < 50  # of the main transcript's 180-odd messages: prompts and the messages after the memo
         assert_equals_cold_build(corpus, out, tmp_path / f"cold{number}")
 
 
 def _counting_keys(monkeypatch: pytest.MonkeyPatch, made: list[int]) -> Any:
-    """Wrap message_keys to count the keys it makes one by one for a transcript of more than 150 messages (the main one)."""
-    def counting(messages: list[Message], *rest: Any) -> list[bytes]:
+    """Wrap lay_out to count the keys it makes one by one for a transcript of more than 150 messages (the main one)."""
+    def counting(messages: list[Message], *rest: Any) -> reader.Layout:
         if len(messages) <= 150:
-            return real_keys(messages, *rest)
+            return real_lay_out(messages, *rest)
         monkeypatch.setattr(reader, "message_key", lambda *args: made.append(args[1]) or real_key(*args))
         try:
-            return real_keys(messages, *rest)
+            return real_lay_out(messages, *rest)
         finally:
             monkeypatch.setattr(reader, "message_key", real_key)
 
     return counting
 
 
-real_keys, real_key = reader.message_keys, reader.message_key
+real_lay_out, real_key = reader.lay_out, reader.message_key
+
+
+def test_a_layout_narrows_each_message_it_keys_and_renders_once(transcript: Captured, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message keyed and rendered in one layout (all of them, cold) is narrowed once, for both."""
+    messages, context, stored = transcript
+    narrowed: list[int] = []
+    real = reader.narrowed
+    monkeypatch.setattr(reader, "narrowed", lambda context, message, index: narrowed.append(index) or real(context, message, index))
+    layout = reader.lay_out(messages, context, None, stored)
+    assert sorted(narrowed) == list(range(len(messages))) and len(layout.fragments) == len(messages)

@@ -106,40 +106,38 @@ def _stored_digest(stored: bytes, index: int) -> bytes:
 _shown_besides_results = operator.attrgetter(*(f.name for f in dataclasses.fields(TranscriptContext) if f.name != "results"))
 
 
-def message_keys(messages: list[Message], context: TranscriptContext, stored: bytes | None, previous: bytes = b"", memo: bytes = b"",
-                 prefix: bytes = b"") -> list[bytes]:
-    """Return each message's `message_key`, taking those of the messages the last `prefix_memo` covers from the last layout when it holds.
+def taken_keys(messages: list[Message], context: TranscriptContext, stored: bytes | None, previous: bytes, memo: bytes, prefix: bytes) -> list[bytes | None]:
+    """Return the keys of the messages the last `prefix_memo` covers, from the last layout, when the memo holds; else none.
 
     The memo names the first messages and digests what their keys are made of but their turns
     and the results shown after them (`prefix_digest`). When that digest is the same now, their
     keys are the last layout's, but for the prompts (a turn grows as its replies come) and the
-    messages whose calls' results are past the memo: those are keyed again, as are the messages
-    after it. `prefix`: this layout's own memo, which is the last one when nothing it covers
-    changed. The 60 MB session's 11,362 keys took 107-136 ms a build, one by one.
+    messages whose calls' results are past the memo: those are None, to be keyed again, as are
+    the messages after the memo. `prefix`: this layout's own memo, which is the last one when
+    nothing it covers changed. The 60 MB session's 11,362 keys took 107-136 ms a build, one by one.
     """
-    keys: list[bytes] = []
-    if stored is not None and len(memo) == PREFIX_MEMO_BYTES:
-        count = int.from_bytes(memo[:4], "big")
-        last = unpack_layout(previous)[0]
-        # This layout's memo covers as many messages most builds: then it is the digest of them now.
-        if count <= min(len(messages), len(last)) and (
-            memo == prefix if prefix[:4] == memo[:4] else prefix_digest(messages, context, stored, count) == memo[4:]
-        ):
-            keys = last[:count]
-            late = {tool_use_id for tool_use_id, (at, _) in context.results.items() if at >= count}
-            again = {index for index in context.turns if index < count}
-            if late:
-                again.update(index for index, message in enumerate(messages[:count]) if any(block.tool_use_id in late for block in message.blocks))
-            for index in again:
-                keys[index] = message_key(messages[index], index, narrowed(context, messages[index], index), stored)
-    for index in range(len(keys), len(messages)):
-        message = messages[index]
-        keys.append(message_key(message, index, narrowed(context, message, index), stored))
-    return keys
+    if stored is None or len(memo) != PREFIX_MEMO_BYTES:
+        return []
+    count = int.from_bytes(memo[:4], "big")
+    last: list[bytes | None] = list(unpack_layout(previous)[0][:count])
+    # This layout's memo covers as many messages most builds: then it is the digest of them now.
+    if count > min(len(messages), len(last)) or not (
+        memo == prefix if prefix[:4] == memo[:4] else prefix_digest(messages, context, stored, count) == memo[4:]
+    ):
+        return []
+    for index in context.turns:
+        if index < count:
+            last[index] = None
+    late = {tool_use_id for tool_use_id, (at, _) in context.results.items() if at >= count}
+    if late:
+        for index, message in enumerate(messages[:count]):
+            if any(block.tool_use_id in late for block in message.blocks):
+                last[index] = None
+    return last
 
 
 def prefix_memo(messages: list[Message], context: TranscriptContext, stored: bytes | None) -> bytes:
-    """Return the memo the next layout of this transcript takes keys by (`message_keys`): how many messages it covers, and their `prefix_digest`.
+    """Return the memo the next layout of this transcript takes keys by (`taken_keys`): how many messages it covers, and their `prefix_digest`.
 
     It covers whole steps of PREFIX_STEP messages, never the last (a reply may go on), so the
     appends of a live session find the memo they would write, and digest their messages once.
@@ -152,7 +150,7 @@ def prefix_memo(messages: list[Message], context: TranscriptContext, stored: byt
 
 
 def prefix_digest(messages: list[Message], context: TranscriptContext, stored: bytes, count: int) -> bytes:
-    """Digest what the keys of the first `count` messages are made of, but their turns and the results after them (`message_keys`).
+    """Digest what the keys of the first `count` messages are made of, but their turns and the results after them (`taken_keys`).
 
     Their stored rows; and of their context, all a narrowed one holds of them but those two: the
     figures, owners' links and first places of their requests, the agents their calls spawned,
@@ -179,7 +177,7 @@ def prefix_digest(messages: list[Message], context: TranscriptContext, stored: b
     return hashlib.blake2b(stored[: count * STORED_DIGEST_BYTES] + plain_json((count, parts)), digest_size=KEY_BYTES).digest()
 
 
-# Every field of TranscriptContext is in a prefix digest but `turns`, whose messages message_keys keys again:
+# Every field of TranscriptContext is in a prefix digest but `turns`, whose messages are keyed again (`taken_keys`):
 # a field added to the context must be added to prefix_digest too, else the package does not import.
 if {f.name for f in dataclasses.fields(TranscriptContext)} != {"spawned", "agent_href", "agent_labels", "session_href", "requests", "request_at", "zone",
                                                                 "results", "turns"}:
@@ -341,18 +339,25 @@ def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[
     renders to the same bytes, so after an append only the new messages and those whose context
     changed (a result arrived, a turn grew) are rendered to be measured. `stored`: the digests of
     the stored rows the messages were read from, STORED_DIGEST_BYTES each, in order (`message_key`).
-    `previous` and `memo`: the last build's layout of this transcript (pack_sizes) and its `prefix_memo` (`message_keys`).
+    `previous` and `memo`: the last build's layout of this transcript (pack_sizes) and its `prefix_memo` (`taken_keys`).
     """
     layout = Layout(messages, context, [], [], [], [], {}, previous)
     known = known or {}
     layout.prefix = prefix_memo(messages, context, stored)
-    layout.keys = message_keys(messages, context, stored, previous, memo, layout.prefix)
+    taken = taken_keys(messages, context, stored, previous, memo, layout.prefix)
     for index, message in enumerate(messages):
-        size = known.get(layout.keys[index])
+        # A message measured here is rendered from the context its key was made of; one rendered
+        # later (its size known) is narrowed again then: a narrowed context per message, kept,
+        # would be 15 MB for a 60 MB session.
+        key = taken[index] if index < len(taken) else None
+        narrow = None
+        if key is None:
+            narrow = narrowed(context, message, index)
+            key = message_key(message, index, narrow, stored)
+        layout.keys.append(key)
+        size = known.get(key)
         if size is None:
-            # A message measured here is narrowed again, as one rendered later (its size known) is:
-            # a narrowed context per message, kept, would be 15 MB for a 60 MB session.
-            layout.fragments[index] = _fitting(message, index, narrowed(context, message, index))
+            layout.fragments[index] = _fitting(message, index, narrow or narrowed(context, message, index))
             size = len(layout.fragments[index].encode("utf-8"))
         layout.sizes.append(size)
     layout.pages = paginate(layout.sizes)
