@@ -237,17 +237,6 @@ def _init24(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
 def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     self._field0 = _field0
     self._field1 = _field1
-    self._field2 = _field2
-    self._field3 = _field3
-    self._field4 = _field4
-    self._field5 = _field5
-    self._field6 = _field6
-    self._field7 = _field7
-
-
-def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
-    self._field0 = _field0
-    self._field1 = _field1
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
     self._field3 = _field3
     self._field4 = _field4
@@ -256,7 +245,7 @@ def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field7 = _factory7() if _field7 is _FACTORY else _field7
 
 
-def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -267,7 +256,7 @@ def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field7 = _factory7() if _field7 is _FACTORY else _field7
 
 
-def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -276,6 +265,18 @@ def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     _set(self, '_field5', _field5)
     _set(self, '_field6', _field6)
     _set(self, '_field7', _field7)
+
+
+def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _field2
+    self._field3 = _field3
+    self._field4 = _field4
+    self._field5 = _field5
+    self._field6 = _field6
+    self._field7 = _field7
+    self._field8 = _field8
 
 
 def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
@@ -630,10 +631,10 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (7, False, (1, 2, 3, 4), False): _init22,
     (7, False, (5, 6), False): _init23,
     (7, True, (), False): _init24,
-    (8, False, (), False): _init25,
-    (8, False, (2, 6, 7), False): _init26,
-    (8, False, (4, 5, 6, 7), False): _init27,
-    (8, True, (), False): _init28,
+    (8, False, (2, 6, 7), False): _init25,
+    (8, False, (4, 5, 6, 7), False): _init26,
+    (8, True, (), False): _init27,
+    (9, False, (), False): _init28,
     (9, False, (7,), False): _init29,
     (11, False, (8, 9, 10), False): _init30,
     (13, False, (), False): _init31,
