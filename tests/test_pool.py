@@ -131,6 +131,15 @@ def test_this_process_answers_chunks_while_it_waits_and_keeps_their_order() -> N
     assert 0 < max(ahead) <= AHEAD * 2  # at most AHEAD chunks a worker, of 2 items, answered before their turn
 
 
+def test_a_worker_that_dies_while_this_process_helps_leaves_each_item_answered_once_in_order() -> None:
+    items = list(range(16))
+    said: list[str] = []
+    answers = list(map_in_order(Task(keep, die_on_five), 0.01, items, 1, here, said.append, help_here=True))
+    assert [item for item, _ in answers] == items
+    assert [square for _, (square, _) in answers] == [item * item for item in items]
+    assert len(said) == 1 and said[0].startswith("a worker process stopped early"), said
+
+
 def test_an_error_in_a_chunk_answered_here_ahead_is_raised_in_its_turn() -> None:
     seen = []
 
