@@ -95,7 +95,8 @@ class RenderStats:
     rendered: int = 0  # outputs produced from templates or data this build (written or not)
 
 
-def _env(dirs: list[Path], bytecode_dir: Path | None, zone: tzinfo) -> jinja2.Environment:
+def site_environment(dirs: list[Path], bytecode_dir: Path | None, zone: tzinfo) -> jinja2.Environment:
+    """Return the site's Jinja environment: the theme's templates with the site's filters and globals."""
     env = environment(dirs, bytecode_dir)
     env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, markdown=markdown, linked_by=linked_by,
                        short_time=functools.partial(short_time, zone=zone))
@@ -166,7 +167,7 @@ class Renderer:
         self.writer = writer
         self.dirs = dirs
         self.zone = zone_of(model.usage.tz)  # every time a page shows is in the build's --tz
-        self.env = _env(dirs, source.bytecode_folder, self.zone)
+        self.env = site_environment(dirs, source.bytecode_folder, self.zone)
         self.stats = RenderStats()
         self.project_of = {project.folder: project for project in model.projects}
         # What this output folder holds, from its own manifest: two folders built from one cache
