@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agenthropic_site.parse.model import Block, Message
 from agenthropic_site.render.search import (
@@ -92,6 +94,21 @@ def test_a_shard_joined_from_parts_is_the_whole_shard_and_cuts_back_into_them(si
     assert [bytes(piece) for piece in cut] == parts
     assert split_shard("s1", script, [len(part) + 1 for part in parts]) is None
     assert split_shard("s2", script, [len(part) for part in parts]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(*[st.text(alphabet=st.sampled_from('ab<>&"\\/\u2028\u2029\x00é😀 ')) for _ in range(4)]), max_size=6))
+def test_a_part_holds_each_row_encoded_alone_led_by_a_comma(rows: list[tuple[str, str, str, str]]) -> None:
+    """A part's bytes are its rows encoded one at a time, each led by a comma (as it was made): split_shard and kept parts rely on it."""
+    one_by_one = b"".join(b"," + _script_json(list(row)) for row in rows)
+    assert shard_part([SearchEntry(*row) for row in rows]) == one_by_one
+
+
+def _script_json(value: list[str]) -> bytes:
+    data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    for character in ("<", ">", "&", "\u2028", "\u2029"):
+        data = data.replace(character.encode(), f"\\u{ord(character):04x}".encode())
+    return data
 
 
 def test_sessions_js_keeps_key_order_and_hostile_titles_inside_strings() -> None:

@@ -113,7 +113,12 @@ def shard_js(session_id: str, entries: list[SearchEntry]) -> bytes:
 
 def shard_part(entries: list[SearchEntry]) -> bytes:
     """Encode one transcript's rows for a shard, each led by a comma: a part's bytes do not depend on where it stands."""
-    return b"".join(b"," + _json([entry.href, entry.anchor, entry.kind, entry.text]) for entry in entries)
+    if not entries:
+        return b""
+    # One array of every row, its brackets dropped: the rows with a comma between each, as encoding
+    # them one by one gives, with one encoding and one scan for unsafe characters a part (they stand
+    # only inside strings), not one a row.
+    return b"," + _json([[entry.href, entry.anchor, entry.kind, entry.text] for entry in entries])[1:-1]
 
 
 def join_shard(session_id: str, parts: Sequence[bytes | memoryview]) -> bytes:
