@@ -131,6 +131,58 @@ def test_this_process_answers_chunks_while_it_waits_and_keeps_their_order() -> N
     assert 0 < max(ahead) <= AHEAD * 2  # at most AHEAD chunks a worker, of 2 items, answered before their turn
 
 
+def square_at_once(setup: float, item: int) -> tuple[int, int]:
+    return item * item, os.getpid()
+
+
+def test_a_workers_queue_is_refilled_before_the_caller_takes_its_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker goes on while the caller writes what it answered: it is given the next chunk first."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    submitted: list[object] = []
+    original = ProcessPoolExecutor.submit
+
+    def counted(self: ProcessPoolExecutor, *args: object, **kwargs: object) -> object:
+        submitted.append(args[1])
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
+    seen = []
+    for item, _ in map_in_order(Task(keep, square_at_once), 0.0, list(range(12)), 1, here, pytest.fail, 2):
+        seen.append((item, len(submitted)))
+    # When the caller takes chunk k (items 2k, 2k+1), chunks up to k + AHEAD have been given out.
+    assert seen == [(item, min(item // 2 + AHEAD + 1, 6)) for item in range(12)]
+
+
+def square_late_first(delay: float, item: int) -> tuple[int, int]:
+    if item == 0:
+        time.sleep(delay)
+    return item * item, os.getpid()
+
+
+def test_this_process_helps_an_item_at_a_time_and_takes_a_workers_answer_between_them() -> None:
+    """Helping a whole chunk, it kept a worker that had answered waiting for as long as the chunk took."""
+    events: list[tuple[str, int]] = []
+
+    def here_slowly(item: int) -> tuple[int, int]:
+        events.append(("here", item))
+        time.sleep(0.3)
+        return here(item)
+
+    items = list(range(16))
+    # The worker answers its first chunk 0.3 s after it starts; this process answers an item of a
+    # later chunk in 0.3 s, and up to two chunks (2.4 s) ahead: the worker's answers come meanwhile.
+    for item, (square, _) in map_in_order(Task(keep, square_late_first), 0.3, items, 1, here_slowly, pytest.fail, 4, help_here=True):
+        assert square == item * item
+        events.append(("taken", item))
+    assert [item for kind, item in events if kind == "taken"] == items
+    places = {item: place for place, (kind, item) in enumerate(events) if kind == "here"}
+    chunks = {item // 4 for item in places}
+    assert chunks, events
+    # A chunk answered here, item by item, has the worker's answers taken between two of its items.
+    assert any(max(places[i] for i in places if i // 4 == c) - min(places[i] for i in places if i // 4 == c) >= 4 for c in chunks), events
+
+
 def test_a_worker_that_dies_while_this_process_helps_leaves_each_item_answered_once_in_order() -> None:
     items = list(range(16))
     said: list[str] = []

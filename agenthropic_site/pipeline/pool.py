@@ -85,8 +85,10 @@ def map_in_order(
     Items travel `chunk` at a time. When the workers cannot go on, `notice(why)` is called once
     and `do_here(item)` answers the rest here. An exception `run` raised in a worker is raised
     here, in its item's turn, once the workers have stopped. `help_here`: while the next answer
-    is not ready, this process answers the next chunk no worker was given (`do_here`), so it is
-    not idle while its consumer waits; at most `jobs * AHEAD` such answers wait for their turn.
+    is not ready, this process answers the next chunk no worker was given (`do_here`), an item at a
+    time, so it is not idle while its consumer waits, and takes each answer of a worker (refilling
+    its queue) as soon as it has answered the item it was on; at most `jobs * AHEAD` chunks answered
+    or begun here wait for their turn.
     Close the iterator when not consuming it to the end (`contextlib.closing`): that stops the workers.
     """
     from concurrent.futures import ProcessPoolExecutor
@@ -96,7 +98,8 @@ def map_in_order(
     count = min(jobs, len(chunks))
     done = 0  # chunks answered so far
     given = 0  # chunks given to a worker or answered here so far: those before it, in order
-    here: dict[int, list[A] | Exception] = {}  # answers made here before their turn, by chunk
+    here: dict[int, list[A] | Exception] = {}  # answers made here before their turn, by chunk (a chunk begun may have fewer)
+    helping: int | None = None  # the chunk this process is answering, an item at a time, before its turn
     why: str | None = None
     if count >= 1:
         executor: ProcessPoolExecutor | None = None
@@ -117,13 +120,21 @@ def map_in_order(
                 why = f"cannot start a worker process: {exc}"
             while why is None and done < given:
                 if done in here:
-                    yield from _answered(chunks[done], here.pop(done))
+                    helping = None if helping == done else helping
+                    yield from _in_turn(chunks[done], here.pop(done), do_here)
                     done += 1
                     continue
-                if help_here and not queued[0].done() and given < len(chunks) and len(here) < count * AHEAD:
-                    here[given] = _answer_here(chunks[given], do_here)
-                    given += 1
-                    continue
+                if help_here and not queued[0].done():
+                    # An item, not a chunk, at a time: a worker that has answered what it was given waits
+                    # for this process to take the answer, at most an item's time (on 2 cores, a fifth of
+                    # a cold build's parsing time was spent so with whole chunks).
+                    if helping is None and given < len(chunks) and len(here) < count * AHEAD:
+                        helping, here[given] = given, []
+                        given += 1
+                    if helping is not None:
+                        if _answer_one(chunks[helping], here, helping, do_here):
+                            helping = None
+                        continue
                 try:
                     answers = queued[0].result()
                 except BrokenProcessPool as exc:
@@ -133,9 +144,9 @@ def map_in_order(
                     why = answers.why
                     break
                 queued.popleft()
-                yield from zip(chunks[done], answers)
-                done += 1
                 try:
+                    # Before the caller takes these answers: the worker goes on while it does (with the
+                    # queue refilled after them, a worker on 2 cores was idle two fifths of a cold build's parsing).
                     fill()
                 except BrokenProcessPool as exc:
                     # A worker died while this one was being answered: the pool ran, so it stopped early
@@ -143,6 +154,8 @@ def map_in_order(
                     why = f"a worker process stopped early ({exc})"
                 except Exception as exc:  # noqa: BLE001 - a process that cannot start now
                     why = f"cannot start a worker process: {exc}"
+                yield from zip(chunks[done], answers)
+                done += 1
         finally:
             if executor is not None:
                 # Running chunks finish (their files go with the build's staging folder); queued ones never start.
@@ -150,26 +163,28 @@ def map_in_order(
         if why is not None:
             notice(why)
     for number in range(done, len(chunks)):
-        if number in here:
-            yield from _answered(chunks[number], here.pop(number))
-        else:
-            for item in chunks[number]:
-                yield item, do_here(item)
+        yield from _in_turn(chunks[number], here.pop(number, []), do_here)
 
 
-def _answer_here(chunk: list[I], do_here: Callable[[I], A]) -> list[A] | Exception:
-    """Answer a chunk here ahead of its turn; an exception is kept, to be raised in its turn."""
+def _answer_one(chunk: list[I], here: dict[int, list[A] | Exception], number: int, do_here: Callable[[I], A]) -> bool:
+    """Answer the next item of chunk `number` here, ahead of its turn; return whether the chunk is answered (an exception ends it, to be raised in its turn)."""
+    answers = here[number]
+    assert isinstance(answers, list)
     try:
-        return [do_here(item) for item in chunk]
-    except Exception as exc:  # noqa: BLE001 - raised by _answered, in its turn
-        return exc
+        answers.append(do_here(chunk[len(answers)]))
+    except Exception as exc:  # noqa: BLE001 - raised by _in_turn, in its turn
+        here[number] = exc
+        return True
+    return len(answers) == len(chunk)
 
 
-def _answered(chunk: list[I], answers: list[A] | Exception) -> Iterator[tuple[I, A]]:
-    """Yield a chunk answered here ahead of its turn, or raise what answering it raised."""
+def _in_turn(chunk: list[I], answers: list[A] | Exception, do_here: Callable[[I], A]) -> Iterator[tuple[I, A]]:
+    """Yield a chunk in its turn: the answers made here ahead of it, then the rest answered now; or raise what answering it raised."""
     if isinstance(answers, Exception):
         raise answers
     yield from zip(chunk, answers)
+    for item in chunk[len(answers):]:
+        yield item, do_here(item)
 
 
 def in_a_workers_import_of_main() -> bool:
