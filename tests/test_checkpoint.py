@@ -416,7 +416,7 @@ def test_a_worker_process_is_given_the_checkpoints_and_sends_back_what_the_cache
     finally:
         cache.close()
     assert main.relative_to(demo_corpus).as_posix() in checkpoints
-    outcome = pickle.loads(pickle.dumps(parsing.run((scan.root, 1 << 30), (files, checkpoints, parsed_before))))  # as the pool sends it
+    outcome = pickle.loads(pickle.dumps(parsing.run((scan.root, 1 << 30, None), (files, checkpoints, parsed_before))))  # as the pool sends it
     assert outcome.failure is None and outcome.opened == 1
     metas = [agent.meta.rel for agent in files.agents if agent.meta is not None]
     assert metas and outcome.sidecars == {rel: (demo_corpus / rel).read_bytes() for rel in metas}

@@ -141,6 +141,22 @@ def test_workers_price_with_the_table_the_build_read_though_the_file_changes_mea
     assert tree_bytes(tmp_path / "two" / "site") == tree_bytes(tmp_path / "one" / "site")
 
 
+def test_sessions_parsed_in_workers_are_priced_there_as_the_build_would_price_them(
+    small_corpus: Path, few_workers: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The build's process, which writes every session, prices none of those the parse stage gives it priced."""
+    from agenthropic_site.pipeline import ingest
+
+    run_build(settings(small_corpus, tmp_path / "one", 1))
+
+    def not_here(*args: object) -> None:
+        raise AssertionError("priced again by the build's process")
+
+    monkeypatch.setattr(ingest, "price_rows", not_here)
+    run_build(settings(small_corpus, tmp_path / "two", 2))
+    assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
+
+
 def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str]) -> None:
     from jinja2 import UndefinedError
 

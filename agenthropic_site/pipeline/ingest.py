@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import logging
-import operator
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from agenthropic_site import code_identity
-from agenthropic_site.cache import Cache, Priced, PricedRow
-from agenthropic_site.cache.store import PriceColumns, price_columns
+from agenthropic_site.cache import Cache
 from agenthropic_site.cache.checkpoints import FilesIdentity, ParsedFile, ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
 from agenthropic_site.corpus.walk import Walked
 from agenthropic_site.corpus.sniff import sniff_session_id
-from agenthropic_site.cost import PriceTable, PricingError, load_price_table
+from agenthropic_site.cost import PriceTable, load_price_table
 from agenthropic_site.live.events import apply_hook_statuses, ingest_spool
-from agenthropic_site.parse.model import TOKEN_CATEGORIES
 from agenthropic_site.pipeline.parsing import ReadCount, content_digest, holds_bytes_parsed, keeps_checkpoints, parse_all
+from agenthropic_site.pipeline.pricing import price_rows, rows_to_price
 from agenthropic_site.pipeline.repair import repair_line, with_repairs
 from agenthropic_site.pipeline.result import BuildResult
 
@@ -28,38 +24,12 @@ log = logging.getLogger(__name__)
 
 REASON_MAX_CHARS = 300
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
-_token_counts = operator.attrgetter(*TOKEN_CATEGORIES)  # a row's tokens in the order the cache stores them (store.PRICED_BY)
 
 
 def sanitize_reason(text: str) -> str:
     """Make a failure reason safe to publish: no absolute paths, one line, at most 300 characters."""
     flat = " ".join(_ABS_PATH_RE.sub("<path>", text).split())
     return flat if len(flat) <= REASON_MAX_CHARS else flat[: REASON_MAX_CHARS - 1] + "…"
-
-
-def price_rows(rows: list[PricedRow], prices: PriceTable, stored: Mapping[tuple[Any, ...], PriceColumns] | None = None) -> Priced:
-    """Price every usage row; a row that cannot be priced says why (the halt gate reads it with ownership).
-
-    `stored` (Cache.stored_prices): a row with the model, tokens, time and speed of a stored row
-    takes its stored price. The cache holds prices of this table and code only, and an append
-    leaves every earlier row as it was: the 60 MB session's 9,490 rows were priced and formatted
-    again at every append (about 70 ms). Not by the row's key: a new agent file that sorts before
-    others moves their rows' keys, not what their prices are made of.
-    """
-    priced: Priced = []
-    stored = stored or {}
-    for row in rows:
-        kept = stored.get((row.model, *_token_counts(row.tokens), row.at, row.speed))
-        if kept is not None:
-            priced.append((row.seq, kept))
-            continue
-        try:
-            cost = prices.cost(row.model, row.tokens, row.at, row.speed)
-        except PricingError as exc:
-            priced.append((row.seq, price_columns(None, None, f"{exc.why} for model {exc.model}")))
-            continue
-        priced.append((row.seq, price_columns(prices.family(row.model) or "", cost.as_tuple(), None)))
-    return priced
 
 
 def priced_with(prices: PriceTable) -> str:
@@ -94,7 +64,7 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             parsed_before[sid] = cache.parsed_files(sid, sidecars_only=True)  # its sidecars as they were (an append changes the shape)
         return kept, parsed_before.pop(sid, {})
 
-    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, before), start=1):
+    for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, before, prices), start=1):
         if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
             log.info(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
@@ -114,8 +84,8 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         if skipped:
             # Read again next time: the skipped files may be readable then.
             fingerprint += ":partial"
-        rows = [PricedRow(seq, row.model, row.tokens, row.timestamp, row.speed) for seq, row in zip(parsed.usage_keys, parsed.usage, strict=True)]
-        priced = price_rows(rows, prices, cache.stored_prices(files.session_id))
+        # Priced where it was parsed when a worker parsed it (pricing.py), else here, taking a stored row's price.
+        priced = outcome.priced if outcome.priced is not None else price_rows(rows_to_price(parsed), prices, cache.stored_prices(files.session_id))
         cache.write_session(parsed, _identity(files, fingerprint, outcome.digests, outcome.sidecars), priced, outcome.scanned, outcome.used)
         if cache.request_ids_indexed:
             result.dirty |= cache.neighbours([files.session_id])

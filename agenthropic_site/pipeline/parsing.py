@@ -10,13 +10,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 
 from agenthropic_site.config import BuildConfig
+from agenthropic_site.cost import PriceTable
 from agenthropic_site.cache.checkpoints import FileScanned, ParsedFile, ScanCheckpoint
 from agenthropic_site.corpus import FileRef, SessionFiles, Skip, UnreadableError, read_bytes
 from agenthropic_site.corpus.walk import SIDECAR_MAX_BYTES
 from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.checkpoint import CannotResume
 from agenthropic_site.parse.model import ParsedSession
+from agenthropic_site.cache import Priced
 from agenthropic_site.pipeline.pool import Task, map_in_order
+from agenthropic_site.pipeline.pricing import price_rows, rows_to_price
 from agenthropic_site.records import record_class
 
 log = logging.getLogger(__name__)
@@ -217,6 +220,7 @@ class ParseOutcome:
     used: dict[str, ScanCheckpoint] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # by path: file_digest of each file read whole at the size walked
     sidecars: dict[str, bytes] = field(default_factory=dict)  # by path: the bytes of each small sidecar read whole at the size walked
+    priced: Priced | None = None  # its usage rows priced, when the build parses in workers (`parse_all`); else the build prices them
 
 
 def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: dict[str, ScanCheckpoint] | None = None,
@@ -250,9 +254,12 @@ def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: 
         return ParseOutcome(None, [], counter.opened, f"{type(exc).__name__}: {exc}")
 
 
-# The parse task of worker processes (pipeline/pool.py): the setup is (corpus root, size cap).
-def start(setup: tuple[str, int]) -> tuple[str, int]:
-    """Keep the corpus root and size cap (in a worker process)."""
+# The parse task of worker processes (pipeline/pool.py): the setup is (corpus root, size cap, prices or None).
+ParseSetup = tuple[str, int, PriceTable | None]
+
+
+def start(setup: ParseSetup) -> ParseSetup:
+    """Keep the corpus root, size cap and prices (in a worker process)."""
     return setup
 
 
@@ -260,39 +267,50 @@ def start(setup: tuple[str, int]) -> tuple[str, int]:
 ParseTask = tuple[SessionFiles, dict[str, ScanCheckpoint] | None, dict[str, ParsedFile]]
 
 
-def run(setup: tuple[str, int], task: ParseTask) -> ParseOutcome:
-    """Read and parse one session (in a worker process)."""
-    return read_and_parse(setup[0], task[0], setup[1], task[1], task[2])
+def run(setup: ParseSetup, task: ParseTask) -> ParseOutcome:
+    """Read and parse one session (in a worker process), and price its usage rows when given prices."""
+    root, max_bytes, prices = setup
+    outcome = read_and_parse(root, task[0], max_bytes, task[1], task[2])
+    if prices is not None and outcome.parsed is not None:
+        # The same prices as the build's process would make (the cache keeps prices of this table
+        # and code only): on 2 cores that process writes every session while the worker waits for
+        # it, and pricing was a tenth of its part of a cold build's parsing.
+        outcome.priced = price_rows(rows_to_price(outcome.parsed), prices)
+    return outcome
 
 
 # The forkserver starts once, for whichever task comes first: it loads the views and render tasks' modules too,
 # and markdown-it, which render/markdown.py loads only when a text is first rendered (each render worker would load it).
 WORKER_PRELOAD = ("agenthropic_site.pipeline.parsing", "agenthropic_site.pipeline.viewing", "agenthropic_site.pipeline.rendering", "markdown_it")
-PARSE_TASK: Task[tuple[str, int], ParseTask, ParseOutcome] = Task(start, run, WORKER_PRELOAD)
+PARSE_TASK: Task[ParseSetup, ParseTask, ParseOutcome] = Task(start, run, WORKER_PRELOAD)
 PARSE_CHUNK = 4  # sessions sent to a worker at a time: fewer round trips, answers still soon
 
 
 def parse_all(
     todo: list[SessionFiles], root: str, config: BuildConfig,
-    before: Callable[[SessionFiles], tuple[dict[str, ScanCheckpoint] | None, dict[str, ParsedFile]]],
+    before: Callable[[SessionFiles], tuple[dict[str, ScanCheckpoint] | None, dict[str, ParsedFile]]], prices: PriceTable | None = None,
 ) -> Iterator[tuple[SessionFiles, ParseOutcome]]:
     """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many.
 
     `before` gives a session's checkpoints and the files its last parse read (`read_and_parse`).
+    Parsed in workers, each session's usage rows are priced with `prices` where they were parsed.
     """
     tasks: list[ParseTask] = [(files, *before(files)) for files in todo]
 
-    def here(task: ParseTask) -> ParseOutcome:
-        return run((root, config.max_file_bytes), task)
-
-    # One process fewer than --jobs: this one is busy too, pricing and writing each session.
+    # One process fewer than --jobs: this one is busy too, writing each session.
     workers = min(config.jobs - 1, -(-len(todo) // PARSE_CHUNK))
     if workers < 1 or len(todo) < PARSE_IN_WORKERS_MIN:
-        yield from ((task[0], here(task)) for task in tasks)
+        # The build prices each session itself: a row it stored keeps its price (an append to a long session).
+        yield from ((task[0], run((root, config.max_file_bytes, None), task)) for task in tasks)
         return
+    setup: ParseSetup = (root, config.max_file_bytes, prices)
+
+    def here(task: ParseTask) -> ParseOutcome:
+        return run(setup, task)
+
     log.info(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
     # This process prices and writes each session in order; while the next is not parsed yet, it parses one itself.
-    with closing(map_in_order(PARSE_TASK, (root, config.max_file_bytes), tasks, workers, here, _fell_back, PARSE_CHUNK, help_here=True)) as outcomes:
+    with closing(map_in_order(PARSE_TASK, setup, tasks, workers, here, _fell_back, PARSE_CHUNK, help_here=True)) as outcomes:
         yield from ((task[0], outcome) for task, outcome in outcomes)
 
 
