@@ -145,6 +145,11 @@ def init_templates_source(shapes: Iterable[Shape]) -> str:
     return "\n".join(head) + "\n\n\n" + "\n\n".join(bodies) + "\n\n" + "\n".join(table) + "\n"
 
 
+# Jinja's code of the default templates (render/compiled/): run by render/theme.py in a namespace it
+# gives each, never imported (it names the environment it runs in).
+NOT_MODULES = ("agenthropic_site.render.compiled.",)
+
+
 def package_shapes() -> set[Shape]:
     """Import every module of the package and return the `__init__` shapes of its records."""
     import importlib
@@ -153,6 +158,8 @@ def package_shapes() -> set[Shape]:
 
     shapes: set[Shape] = set()
     for module in pkgutil.walk_packages([str(Path(__file__).parent.parent)], "agenthropic_site."):
+        if module.name.startswith(NOT_MODULES):
+            continue
         for value in vars(importlib.import_module(module.name)).values():
             shape = getattr(value, "__record_init__", None) if isinstance(value, type) else None
             if shape is not None and value.__module__ == module.name:
