@@ -141,18 +141,20 @@ def test_workers_price_with_the_table_the_build_read_though_the_file_changes_mea
     assert tree_bytes(tmp_path / "two" / "site") == tree_bytes(tmp_path / "one" / "site")
 
 
-def test_sessions_parsed_in_workers_are_priced_there_as_the_build_would_price_them(
+def test_sessions_parsed_in_workers_are_priced_and_encoded_there_as_the_build_would_do_it(
     small_corpus: Path, few_workers: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The build's process, which writes every session, prices none of those the parse stage gives it priced."""
+    """The build's process, which writes every session, neither prices nor encodes the transcripts of those the parse stage gives it ready."""
+    from agenthropic_site.cache import store
     from agenthropic_site.pipeline import ingest
 
     run_build(settings(small_corpus, tmp_path / "one", 1))
 
     def not_here(*args: object) -> None:
-        raise AssertionError("priced again by the build's process")
+        raise AssertionError("done again by the build's process")
 
     monkeypatch.setattr(ingest, "price_rows", not_here)
+    monkeypatch.setattr(store, "encode_messages", not_here)
     run_build(settings(small_corpus, tmp_path / "two", 2))
     assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import orjson
 
@@ -746,12 +746,13 @@ class Cache:
         self.conn.executemany(f"DELETE FROM {table} WHERE {where}", gone)
 
     def write_session(self, parsed: ParsedSession, files: FilesIdentity, priced: Priced, scanned: dict[str, FileScanned] | None = None,
-                      used: dict[str, ScanCheckpoint] | None = None) -> None:
+                      used: dict[str, ScanCheckpoint] | None = None, encoded: Mapping[str, EncodedMessages] | None = None) -> None:
         """Replace everything cached for one session, priced, in a single transaction (all or nothing).
 
         With the files as they were read (`scanned`, by path) and the checkpoints the parse carried
         on from (`used`, by agent), the transcripts scanned from one are spliced onto their stored
-        bodies and the session's new checkpoints are kept.
+        bodies and the session's new checkpoints are kept. `encoded`: transcripts a parse worker
+        encoded (`encode_messages`), in place of their lists in `parsed.transcripts`.
         """
         with self.transaction() as conn:
             # Taken first: the rows read to check them just before are still the stored ones only until something is written.
@@ -781,7 +782,7 @@ class Cache:
                 ),
             )
             usage_digest, written = self._write_usage(parsed.session_id, _usage_rows(parsed, priced), stored_usage)  # after its session row
-            shapes = self._insert_detail(parsed, used or {})
+            shapes = self._insert_detail(parsed, used or {}, encoded or {})
             self._insert_checkpoints(parsed, shapes, scanned or {}, used or {})
             identity = (parsed.session_id, files.fingerprint, files.shape)
             conn.execute("INSERT INTO ingest_checkpoints VALUES (?, ?, ?, ?)", (*identity, _sum(*identity)))
@@ -792,8 +793,11 @@ class Cache:
             message_ids, request_ids = (sorted({row[column] for row in written if row[column] is not None}) for column in (_MESSAGE_ID, _REQUEST_ID))
             self._written_alone = (self._changes(), parsed.session_id, message_ids, request_ids)
 
-    def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint]) -> dict[str, BodyShape]:
-        """Write a session's agents, edges, compactions and changed transcripts; return the shape of each body written or kept."""
+    def _insert_detail(self, parsed: ParsedSession, used: dict[str, ScanCheckpoint], encoded: Mapping[str, EncodedMessages]) -> dict[str, BodyShape]:
+        """Write a session's agents, edges, compactions and changed transcripts; return the shape of each body written or kept.
+
+        `encoded`: transcripts encoded already (`encode_messages`, where the session was parsed), in place of `parsed.transcripts`' lists.
+        """
         conn, sid = self.conn, parsed.session_id
         # In tree order, parents first: a row's parent is in the table when the row is written (the foreign key).
         self._write_rows("agents", sid, AGENT_COLUMNS, [
@@ -813,26 +817,19 @@ class Cache:
         conn.executemany("DELETE FROM transcripts WHERE session_id = ? AND agent_id = ?",
                          [(sid, agent_id) for agent_id in sorted(set(stored) - set(parsed.transcripts) - set(parsed.tails))])
         # Scanned from a checkpoint with no message after the stored ones: the body stands as it is.
+        encoded = dict(encoded)  # each body taken (popped) as it is written: one alive at a time
         shapes = {agent_id: BodyShape(checkpoint.body_sum, checkpoint.body_len, checkpoint.body_last)
                   for agent_id, checkpoint in used.items()
-                  if agent_id in parsed.tails and not parsed.transcripts.get(agent_id)}
+                  if agent_id in parsed.tails and not (encoded[agent_id].count if agent_id in encoded else parsed.transcripts.get(agent_id))}
 
-        for agent_id, messages in sorted(parsed.transcripts.items()):
+        for agent_id in sorted({*parsed.transcripts, *encoded}):
             if agent_id in shapes:
                 continue
-            # Each row's JSON apart, joined as orjson writes the list (`[a,b]`), each message's digest of its own
-            # bytes: grown in place, so no list of rows or joined copy is alive beside the body (a 35 MB one).
-            body: bytes | bytearray = bytearray(b"[")
-            made: list[bytes] = []
-            last_len = 0
-            for index, message in enumerate(messages):
-                row = orjson.dumps(message_row(message))
-                body += b"," + row if index else row
-                made.append(message_digest(row))
-                last_len = len(row)
-            body += b"]"
-            digests = b"".join(made)
-            many = len(messages) >= 2
+            made = encoded.pop(agent_id, None) or encode_messages(parsed.transcripts[agent_id])
+            body: bytes | bytearray = made.body
+            digests, last_len = made.digests, made.last_len
+            many = made.count >= 2
+            del made  # the body's only reference is `body`, dropped once written
             unchanged_pieces = 0
             if agent_id in parsed.tails:
                 keep = used[agent_id].body_last if parsed.tails[agent_id] else used[agent_id].body_len - 1
@@ -1579,6 +1576,32 @@ _MESSAGE_ID, _REQUEST_ID = USAGE_COLUMNS.index("message_id"), USAGE_COLUMNS.inde
 # a function of, and its price.
 _priced_by = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICED_BY))
 _price_of = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICE_COLUMNS))
+
+
+@record_class(frozen=True)
+class EncodedMessages:
+    """A transcript's messages as the cache stores them: its body (a JSON list of message rows), their digests, the last row's length."""
+
+    body: bytes | bytearray
+    digests: bytes  # MESSAGE_DIGEST_BYTES a message, in order
+    last_len: int
+    count: int
+
+
+def encode_messages(messages: Sequence[Message]) -> EncodedMessages:
+    """Encode a transcript's messages for the cache (a pure function: a parse worker encodes the transcripts it parsed)."""
+    # Each row's JSON apart, joined as orjson writes the list (`[a,b]`), each message's digest of its own
+    # bytes: grown in place, so no list of rows or joined copy is alive beside the body (a 35 MB one).
+    body = bytearray(b"[")
+    made: list[bytes] = []
+    last_len = 0
+    for index, message in enumerate(messages):
+        row = orjson.dumps(message_row(message))
+        body += b"," + row if index else row
+        made.append(message_digest(row))
+        last_len = len(row)
+    body += b"]"
+    return EncodedMessages(body, b"".join(made), last_len, len(messages))
 
 
 def message_digest(row: bytes) -> bytes:

@@ -86,7 +86,8 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             fingerprint += ":partial"
         # Priced where it was parsed when a worker parsed it (pricing.py), else here, taking a stored row's price.
         priced = outcome.priced if outcome.priced is not None else price_rows(rows_to_price(parsed), prices, cache.stored_prices(files.session_id))
-        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests, outcome.sidecars), priced, outcome.scanned, outcome.used)
+        cache.write_session(parsed, _identity(files, fingerprint, outcome.digests, outcome.sidecars), priced, outcome.scanned, outcome.used,
+                            outcome.encoded)
         if cache.request_ids_indexed:
             result.dirty |= cache.neighbours([files.session_id])
         result.parsed += 1

@@ -18,6 +18,7 @@ from agenthropic_site.parse import SessionInput, TranscriptInput, parse_session
 from agenthropic_site.parse.checkpoint import CannotResume
 from agenthropic_site.parse.model import ParsedSession
 from agenthropic_site.cache import Priced
+from agenthropic_site.cache.store import EncodedMessages, encode_messages
 from agenthropic_site.pipeline.pool import Task, map_in_order
 from agenthropic_site.pipeline.pricing import price_rows, rows_to_price
 from agenthropic_site.records import record_class
@@ -221,6 +222,9 @@ class ParseOutcome:
     digests: dict[str, str] = field(default_factory=dict)  # by path: file_digest of each file read whole at the size walked
     sidecars: dict[str, bytes] = field(default_factory=dict)  # by path: the bytes of each small sidecar read whole at the size walked
     priced: Priced | None = None  # its usage rows priced, when the build parses in workers (`parse_all`); else the build prices them
+    # Its transcripts encoded as the cache stores them, when the build parses in workers (their lists
+    # in `parsed.transcripts` are then left out); else the build encodes them as it writes them.
+    encoded: dict[str, EncodedMessages] = field(default_factory=dict)
 
 
 def read_and_parse(root: str, files: SessionFiles, max_bytes: int, checkpoints: dict[str, ScanCheckpoint] | None = None,
@@ -268,7 +272,7 @@ ParseTask = tuple[SessionFiles, dict[str, ScanCheckpoint] | None, dict[str, Pars
 
 
 def run(setup: ParseSetup, task: ParseTask) -> ParseOutcome:
-    """Read and parse one session (in a worker process), and price its usage rows when given prices."""
+    """Read and parse one session (in a worker process); given prices, price its usage rows and encode its transcripts for the cache."""
     root, max_bytes, prices = setup
     outcome = read_and_parse(root, task[0], max_bytes, task[1], task[2])
     if prices is not None and outcome.parsed is not None:
@@ -276,6 +280,10 @@ def run(setup: ParseSetup, task: ParseTask) -> ParseOutcome:
         # and code only): on 2 cores that process writes every session while the worker waits for
         # it, and pricing was a tenth of its part of a cold build's parsing.
         outcome.priced = price_rows(rows_to_price(outcome.parsed), prices)
+        # Encoded here too, for the same reason, and sent as bytes: unpickling the messages took that
+        # process about as long again.
+        outcome.encoded = {agent_id: encode_messages(messages) for agent_id, messages in outcome.parsed.transcripts.items()}
+        outcome.parsed.transcripts = {}
     return outcome
 
 

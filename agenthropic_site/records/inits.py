@@ -246,17 +246,6 @@ def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
 
 
 def _init26(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
-    self._field0 = _field0
-    self._field1 = _field1
-    self._field2 = _field2
-    self._field3 = _field3
-    self._field4 = _factory4() if _field4 is _FACTORY else _field4
-    self._field5 = _factory5() if _field5 is _FACTORY else _field5
-    self._field6 = _factory6() if _field6 is _FACTORY else _field6
-    self._field7 = _factory7() if _field7 is _FACTORY else _field7
-
-
-def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -267,7 +256,7 @@ def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     _set(self, '_field7', _field7)
 
 
-def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
+def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -279,7 +268,7 @@ def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field8 = _field8
 
 
-def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
+def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -289,6 +278,19 @@ def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field6 = _field6
     self._field7 = _factory7() if _field7 is _FACTORY else _field7
     self._field8 = _field8
+
+
+def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _field2
+    self._field3 = _field3
+    self._field4 = _factory4() if _field4 is _FACTORY else _field4
+    self._field5 = _factory5() if _field5 is _FACTORY else _field5
+    self._field6 = _factory6() if _field6 is _FACTORY else _field6
+    self._field7 = _factory7() if _field7 is _FACTORY else _field7
+    self._field8 = _field8
+    self._field9 = _factory9() if _field9 is _FACTORY else _field9
 
 
 def _init30(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10):
@@ -632,10 +634,10 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (7, False, (5, 6), False): _init23,
     (7, True, (), False): _init24,
     (8, False, (2, 6, 7), False): _init25,
-    (8, False, (4, 5, 6, 7), False): _init26,
-    (8, True, (), False): _init27,
-    (9, False, (), False): _init28,
-    (9, False, (7,), False): _init29,
+    (8, True, (), False): _init26,
+    (9, False, (), False): _init27,
+    (9, False, (7,), False): _init28,
+    (10, False, (4, 5, 6, 7, 9), False): _init29,
     (11, False, (8, 9, 10), False): _init30,
     (13, False, (), False): _init31,
     (14, False, (2, 3, 4, 5, 9, 10, 12), False): _init32,
