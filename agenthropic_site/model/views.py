@@ -17,6 +17,7 @@ from agenthropic_site.cost import PriceTable
 from agenthropic_site.cost.breakdown import (
     CostedRow,
     WhatIf,
+    costed_row,
     by_category,
     previous_boundary,
     segment_costs,
@@ -397,7 +398,7 @@ def _load_usage(
             counted[session_id].append((agent_id, model, tokens, Decimal(0), at))
             continue
         parts = (decimals[cost_input], decimals[cost_output], decimals[cost_read], decimals[cost_5m], decimals[cost_1h])
-        costed = CostedRow(agent_id, model, family, tokens, at, speed, parts, segment)
+        costed = costed_row(agent_id, model, family, tokens, at, speed, parts, segment)
         rows_of[session_id].append(costed)
         counted[session_id].append((agent_id, model, tokens, costed.cost, at))
     for session_id, found in problems.items():

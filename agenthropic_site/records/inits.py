@@ -280,7 +280,19 @@ def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field8 = _field8
 
 
-def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9):
+def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
+    _set(self, '_field0', _field0)
+    _set(self, '_field1', _field1)
+    _set(self, '_field2', _field2)
+    _set(self, '_field3', _field3)
+    _set(self, '_field4', _field4)
+    _set(self, '_field5', _field5)
+    _set(self, '_field6', _field6)
+    _set(self, '_field7', _field7)
+    _set(self, '_field8', _field8)
+
+
+def _init30(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -293,7 +305,7 @@ def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field9 = _factory9() if _field9 is _FACTORY else _field9
 
 
-def _init30(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10):
+def _init31(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -307,7 +319,7 @@ def _init30(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field10 = _factory10() if _field10 is _FACTORY else _field10
 
 
-def _init31(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12):
+def _init32(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -323,7 +335,7 @@ def _init31(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field12 = _field12
 
 
-def _init32(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13):
+def _init33(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
@@ -340,7 +352,7 @@ def _init32(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field13 = _field13
 
 
-def _init33(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13):
+def _init34(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -357,7 +369,7 @@ def _init33(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     _set(self, '_field13', _field13)
 
 
-def _init34(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14):
+def _init35(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -375,7 +387,7 @@ def _init34(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field14 = _field14
 
 
-def _init35(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15):
+def _init36(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -394,7 +406,7 @@ def _init35(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     _set(self, '_field15', _field15)
 
 
-def _init36(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18):
+def _init37(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -416,7 +428,7 @@ def _init36(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field18 = _field18
 
 
-def _init37(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21):
+def _init38(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -441,7 +453,7 @@ def _init37(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field21 = _factory21() if _field21 is _FACTORY else _field21
 
 
-def _init38(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21):
+def _init39(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -466,7 +478,7 @@ def _init38(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field21 = _factory21() if _field21 is _FACTORY else _field21
 
 
-def _init39(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27):
+def _init40(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -497,7 +509,7 @@ def _init39(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field27 = _factory27() if _field27 is _FACTORY else _field27
 
 
-def _init40(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28):
+def _init41(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -529,7 +541,7 @@ def _init40(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field28 = _field28
 
 
-def _init41(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32, _field33):
+def _init42(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32, _field33):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -566,7 +578,7 @@ def _init41(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field33 = _factory33() if _field33 is _FACTORY else _field33
 
 
-def _init42(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32, _field33, _field34, _field35, _field36, _field37):
+def _init43(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15, _field16, _field17, _field18, _field19, _field20, _field21, _field22, _field23, _field24, _field25, _field26, _field27, _field28, _field29, _field30, _field31, _field32, _field33, _field34, _field35, _field36, _field37):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -637,18 +649,19 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (8, True, (), False): _init26,
     (9, False, (), False): _init27,
     (9, False, (7,), False): _init28,
-    (10, False, (4, 5, 6, 7, 9), False): _init29,
-    (11, False, (8, 9, 10), False): _init30,
-    (13, False, (), False): _init31,
-    (14, False, (2, 3, 4, 5, 9, 10, 12), False): _init32,
-    (14, True, (), False): _init33,
-    (15, False, (), False): _init34,
-    (16, True, (), False): _init35,
-    (19, False, (3, 15, 17), False): _init36,
-    (22, False, (16, 17, 18, 21), False): _init37,
-    (22, False, (18, 21), False): _init38,
-    (28, False, (5, 8, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27), False): _init39,
-    (29, False, (22, 24, 26, 27), False): _init40,
-    (34, False, (6, 7, 9, 10, 11, 12, 13, 14, 19, 24, 25, 26, 27, 28, 32, 33), False): _init41,
-    (38, False, (17, 18, 21, 22, 23, 24, 25, 26, 27, 28, 29, 31, 32, 33, 34, 35, 37), False): _init42,
+    (9, True, (), False): _init29,
+    (10, False, (4, 5, 6, 7, 9), False): _init30,
+    (11, False, (8, 9, 10), False): _init31,
+    (13, False, (), False): _init32,
+    (14, False, (2, 3, 4, 5, 9, 10, 12), False): _init33,
+    (14, True, (), False): _init34,
+    (15, False, (), False): _init35,
+    (16, True, (), False): _init36,
+    (19, False, (3, 15, 17), False): _init37,
+    (22, False, (16, 17, 18, 21), False): _init38,
+    (22, False, (18, 21), False): _init39,
+    (28, False, (5, 8, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27), False): _init40,
+    (29, False, (22, 24, 26, 27), False): _init41,
+    (34, False, (6, 7, 9, 10, 11, 12, 13, 14, 19, 24, 25, 26, 27, 28, 32, 33), False): _init42,
+    (38, False, (17, 18, 21, 22, 23, 24, 25, 26, 27, 28, 29, 31, 32, 33, 34, 35, 37), False): _init43,
 }
