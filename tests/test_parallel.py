@@ -19,7 +19,7 @@ import pytest
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.config import BuildConfig, parse_instant
 from agenthropic_site.pipeline import pool
-from conftest import DEMO_NOW, dump_cache, tree_bytes
+from conftest import DEMO_NOW, dump_cache, stored_bodies, tree_bytes
 from fixtures.generate import generate_scale
 
 
@@ -157,6 +157,32 @@ def test_sessions_parsed_in_workers_are_priced_and_encoded_there_as_the_build_wo
     monkeypatch.setattr(store, "encode_messages", not_here)
     run_build(settings(small_corpus, tmp_path / "two", 2))
     assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
+
+
+def test_sessions_changed_and_parsed_again_in_workers_keep_their_unchanged_transcripts(small_corpus: Path, few_workers: None, tmp_path: Path) -> None:
+    """A reply appended to every session's main transcript, parsed in workers: each agent's stored transcript stays, as a cold build stores it."""
+    import json
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(small_corpus, corpus)
+    run_build(settings(corpus, tmp_path / "warm", 2))
+    mains = [path for path in sorted(corpus.glob("*/*.jsonl")) if not path.name.startswith("agent-")]  # not the old layout's agent files
+    assert len(mains) == SMALL_SESSIONS
+    for number, path in enumerate(mains):
+        records = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+        last = [record for record in records if record.get("type") == "assistant" and "usage" in record.get("message", {})][-1]
+        last["parentUuid"], last["uuid"] = last["uuid"], f"appended-{number}"
+        last["message"]["id"], last["requestId"] = f"msg_appended_{number}", f"req_appended_{number}"
+        with path.open("ab") as handle:
+            handle.write(json.dumps(last).encode() + b"\n")
+    warm = run_build(settings(corpus, tmp_path / "warm", 2))
+    assert warm.parsed == len(mains)
+    run_build(settings(corpus, tmp_path / "cold", 1))
+    bodies = stored_bodies(tmp_path / "warm" / "cache")
+    assert len({agent for _, agent in bodies}) > len(mains)  # agents' transcripts too, which the appends left as they were
+    assert bodies == stored_bodies(tmp_path / "cold" / "cache")
+    assert tree_bytes(tmp_path / "warm" / "site") == tree_bytes(tmp_path / "cold" / "site")
 
 
 def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str]) -> None:

@@ -815,7 +815,7 @@ class Cache:
         # its hundreds), one body at a time: its bodies would otherwise all be alive at once in a list.
         stored = dict(conn.execute("SELECT agent_id, body_sum FROM transcripts WHERE session_id = ?", (sid,)).fetchall())
         conn.executemany("DELETE FROM transcripts WHERE session_id = ? AND agent_id = ?",
-                         [(sid, agent_id) for agent_id in sorted(set(stored) - set(parsed.transcripts) - set(parsed.tails))])
+                         [(sid, agent_id) for agent_id in sorted(set(stored) - set(parsed.transcripts) - set(encoded) - set(parsed.tails))])
         # Scanned from a checkpoint with no message after the stored ones: the body stands as it is.
         encoded = dict(encoded)  # each body taken (popped) as it is written: one alive at a time
         shapes = {agent_id: BodyShape(checkpoint.body_sum, checkpoint.body_len, checkpoint.body_last)

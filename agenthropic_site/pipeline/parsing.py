@@ -301,7 +301,7 @@ def parse_all(
     """Yield each session with its ParseOutcome in order, parsed in worker processes when there are many.
 
     `before` gives a session's checkpoints and the files its last parse read (`read_and_parse`).
-    Parsed in workers, each session's usage rows are priced with `prices` where they were parsed.
+    Parsed in workers, each session's usage rows are priced with `prices`, and its transcripts encoded, where it was parsed (`run`).
     """
     tasks: list[ParseTask] = [(files, *before(files)) for files in todo]
 
@@ -317,7 +317,7 @@ def parse_all(
         return run(setup, task)
 
     log.info(f"parsing {len(todo)} changed sessions in {workers} worker process{'es' if workers > 1 else ''}")
-    # This process prices and writes each session in order; while the next is not parsed yet, it parses one itself.
+    # This process writes each session in order; while the next is not parsed yet, it parses one itself.
     with closing(map_in_order(PARSE_TASK, setup, tasks, workers, here, _fell_back, PARSE_CHUNK, help_here=True)) as outcomes:
         yield from ((task[0], outcome) for task, outcome in outcomes)
 
