@@ -126,8 +126,7 @@ def map_in_order(
                     continue
                 if help_here and not queued[0].done():
                     # An item, not a chunk, at a time: a worker that has answered what it was given waits
-                    # for this process to take the answer, at most an item's time (on 2 cores, a fifth of
-                    # a cold build's parsing time was spent so with whole chunks).
+                    # for this process to take the answer at most an item's time, not a whole chunk's.
                     if helping is None and given < len(chunks) and len(here) < count * AHEAD:
                         helping, here[given] = given, []
                         given += 1
