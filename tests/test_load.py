@@ -115,3 +115,23 @@ def test_many_batches_of_sessions_hold_one_batch_of_views_cold_and_incrementally
     assert len(after["agents"]) > 1
     assert appended.pages_rendered == 1 + 1 + 1 + 5
     assert counter.peak == 1
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_large_sessions_views_are_computed_and_loaded_in_smaller_batches(tmp_path: Path, counter: ViewCounter, monkeypatch: pytest.MonkeyPatch,
+                                                                        bounded: bool) -> None:
+    """A batch of views also stops at VIEW_BATCH_REQUESTS usage rows (computed) and VIEW_BATCH_BYTES of stored views (loaded).
+
+    Sessions above both are held one at a time.
+    """
+    sessions = 6
+    monkeypatch.setattr(views, "VIEW_BATCH", 64)  # the count alone would hold every view at once
+    if bounded:
+        monkeypatch.setattr(views, "VIEW_BATCH_REQUESTS", 1)
+        monkeypatch.setattr(views, "VIEW_BATCH_BYTES", 1)
+    corpus = tmp_path / "corpus"
+    generate_scale(corpus, sessions, session_kb=SESSION_KB)
+    settings = BuildConfig(corpus=corpus, out=tmp_path / "site", cache=tmp_path / "cache", now=parse_instant(DEMO_NOW), quiet=True, jobs=1)
+    run_build(settings)
+    assert (counter.computed, counter.loaded) == (sessions, sessions)
+    assert counter.peak == (1 if bounded else sessions)

@@ -1409,6 +1409,14 @@ class Cache:
         cursor.row_factory = sqlite3.Row
         return cursor.fetchall()
 
+    def request_counts(self) -> dict[str, int]:
+        """Return each session's number of usage rows: what computing its view reads (a weight for batching, never shown)."""
+        return dict(self.conn.execute("SELECT session_id, count(*) FROM token_usage GROUP BY session_id"))
+
+    def view_sizes(self) -> dict[str, int]:
+        """Return the bytes of each session's stored view and owned requests: what rendering its pages loads (a weight for batching, never shown)."""
+        return dict(self.conn.execute("SELECT session_id, length(body) + length(usage) FROM views"))
+
     def session_ids(self) -> list[str]:
         """Return every cached session id."""
         return [row[0] for row in self.conn.execute("SELECT session_id FROM sessions ORDER BY session_id")]

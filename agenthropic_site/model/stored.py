@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 
 import orjson
 
+from agenthropic_site.batches import batched
 from agenthropic_site.cache import Cache, codec
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model import views
@@ -127,11 +128,12 @@ def refresh_views(
 ) -> dict[str, SessionSummary]:
     """Recompute the views of changed sessions (many batches of them in `in_workers`), then return every session's summary.
 
-    `alone` gets the view of a session computed alone, and its request figures.
+    `alone` gets the view of a session computed alone (the only one changed), and its request figures.
     """
     todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
-    # In batches, so memory follows the batch, not the corpus.
-    batches = [todo[start : start + views.VIEW_BATCH] for start in range(0, len(todo), views.VIEW_BATCH)]
+    # In batches, so memory follows the batch, not the corpus nor its largest sessions.
+    counts = cache.request_counts() if len(todo) > 1 else {}
+    batches = batched(todo, views.VIEW_BATCH, lambda sid: counts.get(sid, 0), views.VIEW_BATCH_REQUESTS)
     for batch in batches:
         cache.verify_for_views(batch)  # the rows a view is computed from are as they were written
     if in_workers is not None and len(batches) >= VIEW_WORKERS_MIN_BATCHES:
@@ -139,10 +141,13 @@ def refresh_views(
         for _, rows in in_workers(batches, lambda batch: view_rows(compute_views(cache, batch, prices))):
             cache.put_views(rows)
     else:
+        # Kept for the render only when one session changed: a large session in a batch of its own
+        # is not, or every such view would be alive at once until the render took it.
+        alone = alone if len(todo) == 1 else None
         for batch in batches:
             made = compute_views(cache, batch, prices, None if alone is None else alone.figures)
             store_views(cache, made)
-            if alone is not None and len(made) == 1:
+            if alone is not None:
                 # A computed view is exactly what its stored bytes decode to (sorted keys, costs of the
                 # chart as strings; tests hold every corpus to it): the render takes it as it is, not
                 # decoded again (the 60 MB session's view: about 65 ms an append).

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agenthropic_site import heap
+from agenthropic_site.batches import batched
 from agenthropic_site.records import record_class
 
 if TYPE_CHECKING:
@@ -78,11 +79,12 @@ _unable: str | None = None  # in a worker: why its task could not start
 
 def map_in_order(
     task: Task[S, I, A], setup: Any, items: Sequence[I], jobs: int, do_here: Callable[[I], A], notice: Callable[[str], None], chunk: int = 1,
-    help_here: bool = False,
+    help_here: bool = False, weigh: Callable[[I], int] | None = None, chunk_weight: int = 0,
 ) -> Generator[tuple[I, A], None, None]:
     """Yield (item, answer) for every item in order, answered by up to `jobs` worker processes.
 
-    Items travel `chunk` at a time. When the workers cannot go on, `notice(why)` is called once
+    Items travel `chunk` at a time, and with `weigh`, never more than `chunk_weight` of them in a
+    chunk (a heavier item alone), so the answers waiting for their turn stay a few chunks' worth. When the workers cannot go on, `notice(why)` is called once
     and `do_here(item)` answers the rest here. An exception `run` raised in a worker is raised
     here, in its item's turn, once the workers have stopped. `help_here`: while the next answer
     is not ready, this process answers the next chunk no worker was given (`do_here`), an item at a
@@ -94,7 +96,7 @@ def map_in_order(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    chunks = [list(items[start : start + chunk]) for start in range(0, len(items), max(1, chunk))]
+    chunks = batched(items, chunk, weigh, chunk_weight)
     count = min(jobs, len(chunks))
     done = 0  # chunks answered so far
     given = 0  # chunks given to a worker or answered here so far: those before it, in order

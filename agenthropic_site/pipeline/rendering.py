@@ -56,6 +56,10 @@ class CacheSource:
         """Return the last layout of each of a session's transcripts."""
         return self.cache.layout_sizes(session_id)
 
+    def view_sizes(self) -> dict[str, int]:
+        """Return the stored bytes of each session's view."""
+        return self.cache.view_sizes()
+
     def requests(self, session_id: str) -> AgentRequests:
         """Return each agent's requests by message id, with their exact figures."""
         known = self.alone.figures.pop(session_id, None)

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from agenthropic_site.batches import batched
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model import views
 from agenthropic_site.records import record_class
@@ -156,7 +157,9 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
     size = min(views.VIEW_BATCH, RENDER_BATCH)
     if len(ids) <= size or sum(len(summary.agent_ids) for summary in changed) < PARALLEL_MIN_PAGES:
         in_workers, size = None, views.VIEW_BATCH
-    batches = [ids[start : start + size] for start in range(0, len(ids), size)]
+    # Large sessions' views in smaller batches (a session whose view is not loaded weighs as if it were).
+    sizes = renderer.source.view_sizes() if len(ids) > 1 else {}
+    batches = batched(ids, size, lambda sid: sizes.get(sid, 0), views.VIEW_BATCH_BYTES)
     if in_workers is not None:
         jobs = min(jobs, len(batches))
         log.info(f"rendering the pages of {len(changed)} sessions in {jobs} processes")
@@ -176,8 +179,9 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
                 if result is not None:
                     merge(renderer, result)
         return
-    for done, batch in enumerate(batches, start=1):
+    rendered = 0
+    for batch in batches:
         renderer.render_batch(batch)
-        rendered = min(done * size, len(ids))
+        rendered += len(batch)
         if len(ids) >= PROGRESS_EVERY and rendered // PROGRESS_EVERY > (rendered - len(batch)) // PROGRESS_EVERY:
             log.info(f"rendered pages of {rendered}/{len(ids)} sessions")

@@ -41,6 +41,10 @@ class SiteSource(Protocol):
         """Return each agent's deduplicated requests by message id, for the figures shown on messages."""
         ...
 
+    def view_sizes(self) -> dict[str, int]:
+        """Return the stored bytes of each session's view: what loading it for its pages costs, as a weight for batching."""
+        ...
+
     def svg(self, digest: str) -> bytes | None:
         """Return the SVG drawn by an earlier build from the DOT source with this digest, or None."""
         ...
