@@ -84,13 +84,13 @@ def map_in_order(
     """Yield (item, answer) for every item in order, answered by up to `jobs` worker processes.
 
     Items travel `chunk` at a time, and with `weigh`, never more than `chunk_weight` of them in a
-    chunk (a heavier item alone), so the answers waiting for their turn stay a few chunks' worth. When the workers cannot go on, `notice(why)` is called once
-    and `do_here(item)` answers the rest here. An exception `run` raised in a worker is raised
-    here, in its item's turn, once the workers have stopped. `help_here`: while the next answer
-    is not ready, this process answers the next chunk no worker was given (`do_here`), an item at a
-    time, so it is not idle while its consumer waits, and takes each answer of a worker (refilling
-    its queue) as soon as it has answered the item it was on; at most `jobs * AHEAD` chunks answered
-    or begun here wait for their turn.
+    chunk (a heavier item alone), so the answers waiting for their turn stay a few chunks' worth.
+    When the workers cannot go on, `notice(why)` is called once and `do_here(item)` answers the
+    rest here. An exception `run` raised in a worker is raised here, in its item's turn, once the
+    workers have stopped. `help_here`: while the next answer is not ready, this process answers the
+    next chunk no worker was given (`do_here`), an item at a time, so it is not idle while its
+    consumer waits, and takes each answer of a worker (refilling its queue) as soon as it has
+    answered the item it was on; at most `jobs * AHEAD` chunks answered or begun here wait for their turn.
     Close the iterator when not consuming it to the end (`contextlib.closing`): that stops the workers.
     """
     from concurrent.futures import ProcessPoolExecutor
