@@ -1409,9 +1409,12 @@ class Cache:
         cursor.row_factory = sqlite3.Row
         return cursor.fetchall()
 
-    def request_counts(self) -> dict[str, int]:
-        """Return each session's number of usage rows: what computing its view reads (a weight for batching, never shown)."""
-        return dict(self.conn.execute("SELECT session_id, count(*) FROM token_usage GROUP BY session_id"))
+    def request_counts(self, session_ids: list[str]) -> dict[str, int]:
+        """Return the number of usage rows of each of these sessions that has any: what computing its view reads (a weight for batching, never shown)."""
+        return dict(self.conn.execute(
+            "SELECT session_id, count(*) FROM token_usage WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id",
+            (orjson.dumps(session_ids).decode(),),
+        ))
 
     def view_sizes(self) -> dict[str, int]:
         """Return the bytes of each session's stored view and owned requests: what rendering its pages loads (a weight for batching, never shown)."""

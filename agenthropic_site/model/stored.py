@@ -132,7 +132,7 @@ def refresh_views(
     """
     todo = sorted((dirty & set(cache.session_ids())) | set(cache.sessions_without_view()))
     # In batches, so memory follows the batch, not the corpus nor its largest sessions.
-    counts = cache.request_counts() if len(todo) > 1 else {}
+    counts = cache.request_counts(todo) if len(todo) > 1 else {}
     batches = batched(todo, views.VIEW_BATCH, lambda sid: counts.get(sid, 0), views.VIEW_BATCH_REQUESTS)
     for batch in batches:
         cache.verify_for_views(batch)  # the rows a view is computed from are as they were written
