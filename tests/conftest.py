@@ -149,6 +149,22 @@ def said() -> Iterator[list[str]]:
 
 
 @pytest.fixture
+def chunks_given(monkeypatch: pytest.MonkeyPatch) -> list[list[object]]:
+    """Collect each chunk of items the worker pool gives a worker process (pipeline/pool.py), in order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    given: list[list[object]] = []
+    original = ProcessPoolExecutor.submit
+
+    def counted(self: ProcessPoolExecutor, *args: object, **kwargs: object) -> object:
+        given.append(list(args[1]))  # type: ignore[call-overload]  # (the chunk's function, its items)
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
+    return given
+
+
+@pytest.fixture
 def demo_corpus(tmp_path: Path) -> Path:
     """A private copy of the committed demo corpus that a test may change."""
     target = tmp_path / "corpus"

@@ -160,36 +160,26 @@ def test_sessions_parsed_in_workers_are_priced_and_encoded_there_as_the_build_wo
 
 
 def test_heavy_sessions_go_to_workers_alone_and_build_the_same_site_and_cache(
-    small_corpus: Path, few_workers: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: list[str],
+    small_corpus: Path, few_workers: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: list[str], chunks_given: list[list[object]],
 ) -> None:
     """With every session heavier than a chunk's bytes and a batch's requests and view bytes, each travels alone.
 
     What waits in memory is then one session's, not a chunk's.
     """
-    from concurrent.futures import ProcessPoolExecutor
-
     from agenthropic_site.model import views
     from agenthropic_site.pipeline import parsing
 
     run_build(settings(small_corpus, tmp_path / "one", 1))
-    given: list[list[object]] = []
-    original = ProcessPoolExecutor.submit
-
-    def counted(self: ProcessPoolExecutor, *args: object, **kwargs: object) -> object:
-        given.append(list(args[1]))  # type: ignore[call-overload]
-        return original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
     monkeypatch.setattr(parsing, "PARSE_CHUNK_BYTES", 1)
     monkeypatch.setattr(views, "VIEW_BATCH_REQUESTS", 1)
     monkeypatch.setattr(views, "VIEW_BATCH_BYTES", 1)
     run_build(settings(small_corpus, tmp_path / "two", 2))
     assert f"computing the views of {SMALL_SESSIONS} sessions in 2 processes" in said
     assert f"rendering the pages of {SMALL_SESSIONS} sessions in 2 processes" in said
-    parse_chunks = [chunk for chunk in given if isinstance(chunk[0], tuple)]  # parse tasks
-    batches = [chunk[0] for chunk in given if isinstance(chunk[0], list)]  # views and pages: a batch of session ids a chunk
+    parse_chunks = [chunk for chunk in chunks_given if isinstance(chunk[0], tuple)]  # parse tasks
+    batches = [chunk[0] for chunk in chunks_given if isinstance(chunk[0], list)]  # views and pages: a batch of session ids a chunk
     assert len(parse_chunks) > 1 and len(batches) > 1
-    assert all(len(chunk) == 1 for chunk in given) and all(len(batch) == 1 for batch in batches)  # type: ignore[arg-type]
+    assert all(len(chunk) == 1 for chunk in chunks_given) and all(len(batch) == 1 for batch in batches)  # type: ignore[arg-type]
     assert tree_bytes(tmp_path / "one" / "site") == tree_bytes(tmp_path / "two" / "site")
     assert dump_cache(tmp_path / "one" / "cache") == dump_cache(tmp_path / "two" / "cache")
 

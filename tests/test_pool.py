@@ -135,42 +135,22 @@ def square_at_once(setup: float, item: int) -> tuple[int, int]:
     return item * item, os.getpid()
 
 
-def test_a_workers_queue_is_refilled_before_the_caller_takes_its_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_workers_queue_is_refilled_before_the_caller_takes_its_answers(chunks_given: list[list[object]]) -> None:
     """The worker goes on while the caller writes what it answered: it is given the next chunk first."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    submitted: list[object] = []
-    original = ProcessPoolExecutor.submit
-
-    def counted(self: ProcessPoolExecutor, *args: object, **kwargs: object) -> object:
-        submitted.append(args[1])
-        return original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
     seen = []
     for item, _ in map_in_order(Task(keep, square_at_once), 0.0, list(range(12)), 1, here, pytest.fail, 2):
-        seen.append((item, len(submitted)))
+        seen.append((item, len(chunks_given)))
     # When the caller takes chunk k (items 2k, 2k+1), chunks up to k + AHEAD have been given out.
     assert seen == [(item, min(item // 2 + AHEAD + 1, 6)) for item in range(12)]
 
 
-def test_chunks_are_cut_by_weight_as_well_as_count(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chunks_are_cut_by_weight_as_well_as_count(chunks_given: list[list[object]]) -> None:
     """A heavy item travels alone, so the answers waiting for their turn stay a few chunks' worth whatever the items weigh."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    submitted: list[object] = []
-    original = ProcessPoolExecutor.submit
-
-    def counted(self: ProcessPoolExecutor, *args: object, **kwargs: object) -> object:
-        submitted.append(args[1])
-        return original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
     items = list(range(12))
     heavy = {2: 10, 7: 9}
     answers = list(map_in_order(Task(keep, square_at_once), 0.0, items, 1, here, pytest.fail, 4, weigh=lambda item: heavy.get(item, 1), chunk_weight=10))
     assert [(item, square) for item, (square, _) in answers] == [(item, item * item) for item in items]
-    assert submitted == [[0, 1], [2], [3, 4, 5, 6], [7, 8], [9, 10, 11]]  # 7 and 8 weigh 10: the most a chunk takes
+    assert chunks_given == [[0, 1], [2], [3, 4, 5, 6], [7, 8], [9, 10, 11]]  # 7 and 8 weigh 10: the most a chunk takes
 
 
 def square_late_first(delay: float, item: int) -> tuple[int, int]:
