@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import traceback
 from datetime import UTC, timedelta, timezone
 from pathlib import Path
 
@@ -94,11 +95,28 @@ def test_shipped_code_is_taken_only_for_its_source_and_options(monkeypatch: pyte
     assert theme.shipped_code(env, name, checksum) is None  # another Jinja's code
 
 
-def test_each_environment_runs_the_shipped_code_in_a_namespace_of_its_own() -> None:
+def test_each_environment_runs_the_shipped_code_in_a_namespace_of_its_own(compiles: list[str]) -> None:
     """Two environments of one process (a watch's builds, tests) never render with each other's filters, as modules shared by both would."""
     here, there = (site_environment([theme.default_theme_dir()], None, zone) for zone in (UTC, timezone(timedelta(hours=5))))
     first, second = here.get_template("transcript.html"), there.get_template("transcript.html")
     assert first.root_render_func.__globals__["environment"] is here
     assert second.root_render_func.__globals__["environment"] is there
-    for template in (first, second):  # the shipped code, run twice
-        assert template.root_render_func.__code__.co_filename == str(COMPILED / "t_transcript_html.py")
+    assert compiles == []  # the shipped code, run twice
+
+
+def test_an_error_in_a_shipped_template_is_shown_at_the_template_s_own_line(compiles: list[str]) -> None:
+    """A traceback through a default template run from its shipped code names the template's file and shows its line, not the compiled module's."""
+    env = site_environment([theme.default_theme_dir()], None, UTC)
+    template = env.get_template("report.html")
+    assert compiles == []  # its shipped code, and that of base.html which it extends
+    templates = theme.default_theme_dir() / "templates"
+    assert template.filename == str(templates / "report.html")
+    # Every function of it too, as when Jinja compiles a template from its file (a profiler names them so).
+    assert {render.__code__.co_filename for render in (template.root_render_func, *template.blocks.values())} == {template.filename}
+    with pytest.raises(jinja2.UndefinedError) as raised:
+        template.render()  # without `root`, which base.html writes
+    frames = traceback.extract_tb(raised.value.__traceback__)
+    assert not [frame for frame in frames if frame.filename.startswith(str(COMPILED))]
+    shown = [frame for frame in frames if frame.filename == str(templates / "base.html")]
+    assert shown and "{{ root }}" in (frame := shown[-1]).line
+    assert frame.line == (templates / "base.html").read_text(encoding="utf-8").splitlines()[frame.lineno - 1].strip()

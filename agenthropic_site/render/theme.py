@@ -84,7 +84,7 @@ def _bytecode_cache_class() -> type:
             key, checksum = self.get_cache_key(name, filename), self.get_source_checksum(source)
             bucket = jinja2.bccache.Bucket(environment, key, checksum)
             # A default template as shipped is taken as the package compiled it, before any folder is read.
-            bucket.code = shipped_code(environment, name, checksum)
+            bucket.code = shipped_code(environment, name, checksum, filename)
             if bucket.code is None:
                 self.load_bytecode(bucket)
             return bucket
@@ -134,12 +134,15 @@ def compile_options(env: jinja2.Environment) -> str:
     ))
 
 
-def shipped_code(env: jinja2.Environment, name: str, checksum: str) -> CodeType | None:
+def shipped_code(env: jinja2.Environment, name: str, checksum: str, filename: str | None = None) -> CodeType | None:
     """Return a template's code as the package ships it, when its source (SHA-1 `checksum`) and `env`'s options are those it was compiled for.
 
     Compiling the default theme's templates took a first build (an empty cache) 0.14 s of its process.
     Jinja's code of a template is Python source (render/compiled/): Python keeps its bytecode as it
     does the package's, and each environment runs that code in a namespace of its own (`Template.from_code`).
+    The code names `filename`, the template's own file, as code compiled from it would: Jinja takes a
+    template's file from its code, and a traceback shows the template's lines from it (the compiled
+    module's lines by the template's numbers, else).
     """
     import importlib
     import importlib.abc
@@ -153,7 +156,8 @@ def shipped_code(env: jinja2.Environment, name: str, checksum: str) -> CodeType 
         spec = importlib.util.find_spec(f"{COMPILED_PACKAGE}.{module}")
         if spec is None or not isinstance(spec.loader, importlib.abc.InspectLoader):
             return None
-        return spec.loader.get_code(spec.name)
+        code = spec.loader.get_code(spec.name)
+        return code if code is None or filename is None else _named(code, filename)
     except (ImportError, OSError, SyntaxError, ValueError, AttributeError):
         return None  # an installation without them, or with a damaged one: the template is compiled from its source
 
@@ -187,3 +191,9 @@ def theme_digest(dirs: list[Path]) -> bytes:
             if path.is_file() and not path.is_symlink():
                 digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.digest()
+
+
+def _named(code: CodeType, filename: str) -> CodeType:
+    """Return `code`, and every function's code in it, as compiled from `filename`."""
+    constants = tuple(_named(constant, filename) if isinstance(constant, type(code)) else constant for constant in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=constants)
