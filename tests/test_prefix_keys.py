@@ -225,6 +225,28 @@ def test_appends_to_a_long_transcript_build_the_site_a_cold_build_does(tmp_path:
         assert_equals_cold_build(corpus, out, tmp_path / f"cold{number}")
 
 
+def _layout_rows(cache: Path) -> list[tuple[str, bytes]]:
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        return [(agent_id, bytes(sizes)) for agent_id, sizes in conn.execute("SELECT agent_id, sizes FROM layouts ORDER BY session_id, agent_id")]
+
+
+def test_a_redact_build_leaves_no_memo_where_a_cold_one_has_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transcript laid out masked keeps no memo: the row an earlier build wrote goes, and the layouts are a cold --redact build's; unmasked again, it comes back."""
+    _small_memos(monkeypatch)
+    corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
+    generate_scale(corpus, sessions=1, seed=3, session_kb=1500)
+    run_build(config(corpus, out, cache))
+    memo = pages.PREFIX + next(corpus.glob("*/*.jsonl")).stem
+    assert memo in dict(_layout_rows(cache))
+    run_build(dataclasses.replace(config(corpus, out, cache), redact=True))
+    run_build(dataclasses.replace(config(corpus, tmp_path / "cold", tmp_path / "cold-cache"), redact=True))
+    assert memo not in dict(_layout_rows(cache))
+    assert _layout_rows(cache) == _layout_rows(tmp_path / "cold-cache")
+    run_build(config(corpus, out, cache))
+    assert memo in dict(_layout_rows(cache))
+    assert_equals_cold_build(corpus, out, tmp_path)
+
+
 def _counting_keys(monkeypatch: pytest.MonkeyPatch, made: list[int]) -> Any:
     """Wrap lay_out to count the keys it makes one by one for a transcript of more than 150 messages (the main one)."""
     def counting(messages: list[Message], *rest: Any) -> reader.Layout:

@@ -1529,13 +1529,15 @@ class Cache:
                 found[agent_id] = bytes(sizes)
         return found
 
-    def put_layout_sizes(self, layouts: dict[tuple[str, str], bytes]) -> None:
-        """Keep the layouts of transcripts laid out this build."""
+    def put_layout_sizes(self, layouts: dict[tuple[str, str], bytes | None]) -> None:
+        """Keep the layouts of transcripts laid out this build (None: forget the row)."""
+        rows = sorted(layouts.items())
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO layouts VALUES (?, ?, ?, ?)",
-                [(sid, agent_id, sizes, _sum(sid, agent_id, sizes)) for (sid, agent_id), sizes in sorted(layouts.items())],
+                [(sid, agent_id, sizes, _sum(sid, agent_id, sizes)) for (sid, agent_id), sizes in rows if sizes is not None],
             )
+            conn.executemany("DELETE FROM layouts WHERE session_id = ? AND agent_id = ?", [key for key, sizes in rows if sizes is None])
 
     def svg(self, digest: str) -> bytes | None:
         """Return a cached SVG by the digest of its DOT source (None when damaged: it is drawn again)."""

@@ -176,7 +176,8 @@ class Renderer:
         self.digests: dict[str, str] = {}
         self.svgs: dict[str, bytes] = {}  # graphs drawn this build, in the order drawn
         self._drawing: Future[None] | None = None  # the batch's graphs, drawn beside the pages (render_batch)
-        self.layouts: dict[tuple[str, str], bytes] = {}  # (session, agent) -> its transcript's message keys and sizes, when they changed
+        # (session, agent) -> its transcript's message keys and sizes, or another memo of it, when they changed (None: forget it)
+        self.layouts: dict[tuple[str, str], bytes | None] = {}
         # A session's pages depend on its stored view and on the statuses the watchdog shows,
         # which the view and the number of agents it turns unknown decide.
         self.session_digest = {
@@ -553,7 +554,8 @@ class Renderer:
         if packed != known.get(agent_id):
             self.layouts[(sid, agent_id)] = packed
         if layout.prefix != known.get(PREFIX + agent_id, b""):
-            self.layouts[(sid, PREFIX + agent_id)] = layout.prefix
+            # None when it keeps none now (laid out masked, with --redact): the row goes, as a cold build would have none.
+            self.layouts[(sid, PREFIX + agent_id)] = layout.prefix or None
         return layout
 
     def html(self, rel: str, template: str, **context: Any) -> bytes:

@@ -46,7 +46,7 @@ class BatchResult:
     graphviz_missing: bool
     redactions: dict[str, list[Any]]
     svgs: dict[str, bytes] = field(default_factory=dict)
-    layouts: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    layouts: dict[tuple[str, str], bytes | None] = field(default_factory=dict)
 
 
 class InWorkers(Protocol):

@@ -49,7 +49,7 @@ class SiteRender:
     digests: dict[str, str]  # output path -> input digest
     svgs: dict[str, bytes] = field(default_factory=dict)  # graphs drawn this build, by DOT digest, in the order drawn
     redactions: dict[str, Any] = field(default_factory=dict)  # with --redact: the masks counted in each session (counts only)
-    layouts: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (session, agent) -> its transcript's new layout sizes
+    layouts: dict[tuple[str, str], bytes | None] = field(default_factory=dict)  # (session, agent) -> its transcript's new layout sizes (None: none)
     insights: str = ""  # each project's insights in the index JSON, by what they were made from (`project_insights`)
 
 
