@@ -231,7 +231,7 @@ def _layout_rows(cache: Path) -> list[tuple[str, bytes]]:
 
 
 def test_a_redact_build_leaves_no_memo_where_a_cold_one_has_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A transcript laid out masked keeps no memo: the row an earlier build wrote goes, and the layouts are a cold --redact build's; unmasked again, it comes back."""
+    """A transcript laid out masked keeps no memo: its row goes, the layouts are a cold --redact build's; unmasked again, the memo comes back."""
     _small_memos(monkeypatch)
     corpus, out, cache = tmp_path / "corpus", tmp_path / "site", tmp_path / "cache"
     generate_scale(corpus, sessions=1, seed=3, session_kb=1500)
