@@ -306,18 +306,65 @@ def test_a_message_renders_the_same_from_its_narrowed_context(tmp_path: Path, mo
     checked = [0]
     real_lay_out = pages.lay_out
 
-    def checking(messages: list[Message], context: TranscriptContext, *rest: Any) -> reader.Layout:
+    real_whole = pages.lay_out_whole
+
+    def check(messages: list[Message], context: TranscriptContext) -> None:
         for index, message in enumerate(messages):
             assert render_message(message, index, reader.narrowed(context, message, index)) == render_message(message, index, context)
             checked[0] += 1
+
+    def checking(messages: list[Message], context: TranscriptContext, *rest: Any) -> reader.Layout:
+        check(messages, context)
         return real_lay_out(messages, context, *rest)
 
+    def checking_whole(messages: list[Message], context: TranscriptContext) -> reader.Layout:
+        check(messages, context)
+        return real_whole(messages, context)
+
     monkeypatch.setattr(pages, "lay_out", checking)
+    monkeypatch.setattr(pages, "lay_out_whole", checking_whole)
     corpus = tmp_path / "corpus"
     shutil.copytree(DEMO_CORPUS, corpus)
     generate_scale(corpus / "scale", sessions=2, seed=3, session_kb=300)  # spawns, results, copies counted elsewhere
     run_build(config(corpus, tmp_path / "site", tmp_path / "cache"))
     assert checked[0] > 400
+
+
+def _layout_names(cache: Path) -> list[tuple[str, bytes]]:
+    """Return the layout rows of the demo session's transcripts (their agent ids and sizes), none of the memos beside them."""
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        rows = conn.execute("SELECT agent_id, sizes FROM layouts WHERE session_id = ? ORDER BY agent_id", (SESSION,)).fetchall()
+    return [(agent_id, bytes(sizes)) for agent_id, sizes in rows if agent_id[:1] not in (pages.CALLS, pages.PREFIX, pages.GRAPH, pages.SEARCH_PARTS)]
+
+
+def test_a_transcript_shown_whole_on_its_agents_page_keeps_no_layout(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent page showing its whole transcript renders every message for it: none is keyed and no layout is kept (issue 18).
+
+    One paged in the last build keeps its row until it is shown whole; then the row goes, as a cold build would have none.
+    """
+    monkeypatch.setattr(reader, "MAX_PAGE_MESSAGES", 4)  # the demo's longer agents are then paged, the others shown whole
+    keyed: list[int] = []
+    real_key = reader.message_key
+    monkeypatch.setattr(reader, "message_key", lambda message, index, *rest: keyed.append(index) or real_key(message, index, *rest))
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    agents = out / "sessions" / SESSION / "agents"
+    paged = {path.name for path in agents.iterdir() if path.is_dir()}
+    whole = {path.stem for path in agents.glob("*.html")} - paged
+    assert paged and whole
+    assert {agent_id for agent_id, _ in _layout_names(cache)} == paged | {SESSION}
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn:
+        messages = sum(len(bytes(sizes)) for (sizes,) in conn.execute("SELECT sizes FROM layouts WHERE agent_id NOT GLOB '[#^.]*' AND agent_id != ''"))
+    assert len(keyed) == messages // (reader.KEY_BYTES + 4)  # the paged transcripts' messages, each keyed once
+    # A paged agent's transcript rewritten short enough for its page: its row goes.
+    shortened = sorted(paged)[0]
+    transcript = next(demo_corpus.rglob(f"agent-{shortened}.jsonl"))
+    transcript.write_bytes(b"".join(transcript.read_bytes().splitlines(keepends=True)[:2]))
+    run_build(config(demo_corpus, out, cache))
+    assert not (agents / shortened).exists() and (agents / f"{shortened}.html").exists()
+    assert shortened not in {agent_id for agent_id, _ in _layout_names(cache)}
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+    assert _layout_names(cache) == _layout_names(tmp_path / "cold-cache")
 
 
 def test_an_append_renders_only_the_pages_it_changed(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

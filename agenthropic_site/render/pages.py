@@ -31,7 +31,7 @@ from agenthropic_site.render.formats import duration, fine_usd, markdown, short_
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.rows import agent_rows, status_badge
 from agenthropic_site.render.reader import (
-    OUTLINE_MAX, REF_BYTES, Layout, OutlineEntry, call_refs, fits_inline, lay_out, plain_json, ref_digest, turns_of, unpack_sizes,
+    OUTLINE_MAX, REF_BYTES, Layout, OutlineEntry, call_refs, fits_inline, lay_out, lay_out_whole, plain_json, ref_digest, turns_of, unpack_sizes,
 )
 from agenthropic_site.render.search import (
     SHARD_SPLIT_BYTES, entries_of, group_file, parts_js, result_targets, shard_groups, shard_part, shard_pieces, split_shard, tool_calls,
@@ -500,9 +500,16 @@ class Renderer:
         messages, stored = read or self.transcript(sid, aid, masks)
         turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
-            inline = self._lay_out(sid, aid, messages, stored, self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html"),
-                                   known)
+            inline_context = self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html")
+            # A transcript shown whole on its agent's page renders every message for it, so it is laid out without keys
+            # and keeps no layout (a cold build of the 500 generated sessions: 2,431 such): none that the next build
+            # could measure by. One paged last build is keyed, to be measured by its kept sizes if it is paged again.
+            inline = (self._lay_out(sid, aid, messages, stored, inline_context, known, keep=False) if aid in known
+                      else lay_out_whole(messages, inline_context))
             if len(inline.pages) == 1:
+                for name in (aid, PREFIX + aid):
+                    if name in known:
+                        self.layouts[(sid, name)] = None
                 self._agent_page(rel, digest, session, lookups, project, agent, inline, paged=False)
                 return shard_part(entries_of(messages, lambda index: rel))
         layout = self._lay_out(sid, aid, messages, stored, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"),
@@ -547,9 +554,11 @@ class Renderer:
                 self.page(rel, "transcript.html", body=Markup(layout.body(number)), **page)
 
     def _lay_out(self, sid: str, agent_id: str, messages: list[Message], stored: bytes | None, context: TranscriptContext,
-                 known: dict[str, bytes]) -> Layout:
-        """Lay out a transcript (`stored`: its messages' stored digests), measuring only messages the last layout did not; keep its sizes for the next build."""
+                 known: dict[str, bytes], keep: bool = True) -> Layout:
+        """Lay out a transcript (`stored`: its messages' stored digests), measuring only messages the last layout did not; keep its sizes if `keep`."""
         layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")), stored, known.get(agent_id, b""), known.get(PREFIX + agent_id, b""))
+        if not keep:
+            return layout
         packed = layout.packed()
         if packed != known.get(agent_id):
             self.layouts[(sid, agent_id)] = packed

@@ -242,7 +242,7 @@ class Layout:
 
     messages: list[Message]
     context: TranscriptContext  # the transcript's; each message is rendered from its narrowed part
-    keys: list[bytes]
+    keys: list[bytes]  # none when laid out whole (`lay_out_whole`): a page that shows every message keeps no layout
     sizes: list[int]  # bytes of each message's HTML (0: it shows nothing)
     pages: list[list[int]]  # message indices on each page, in order; a transcript always has one page
     outline: list[OutlineEntry]
@@ -360,11 +360,25 @@ def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[
             layout.fragments[index] = _fitting(message, index, narrow or narrowed(context, message, index))
             size = len(layout.fragments[index].encode("utf-8"))
         layout.sizes.append(size)
+    return _paged(layout)
+
+
+def lay_out_whole(messages: list[Message], context: TranscriptContext) -> Layout:
+    """Lay out a transcript by rendering every message, keying none: for a page that shows all of them (its layout has no keys to keep)."""
+    layout = Layout(messages, context, [], [], [], [], {})
+    for index, message in enumerate(messages):
+        layout.fragments[index] = _fitting(message, index, narrowed(context, message, index))
+        layout.sizes.append(len(layout.fragments[index].encode("utf-8")))
+    return _paged(layout)
+
+
+def _paged(layout: Layout) -> Layout:
+    """Cut a layout whose sizes are measured into pages, and outline its prompts."""
     layout.pages = paginate(layout.sizes)
     page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
     layout.outline = [
-        OutlineEntry(index, page_of[index], _prompt_text(message), message.timestamp, context.turns.get(index))
-        for index, message in enumerate(messages)
+        OutlineEntry(index, page_of[index], _prompt_text(message), message.timestamp, layout.context.turns.get(index))
+        for index, message in enumerate(layout.messages)
         if is_prompt(message) and layout.sizes[index]
     ]
     return layout
