@@ -10,6 +10,7 @@ import subprocess
 import sys
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -274,6 +275,30 @@ def test_a_new_file_sorting_first_moves_the_other_rows_without_writing_them_agai
     assert sealed == rows_digest(stored)
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert sorted(row[1:] for row in after.values()) == sorted(row[1:] for row in _usage_rows(tmp_path / "cold-cache").values())
+
+
+def test_an_append_reads_its_sessions_requests_whole_once(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The appended session's requests are read whole once, checked before its write; its view takes them as the write left them (issue 18)."""
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    whole: list[str] = []  # the statements that read every column of a session's requests (not the few rows a write changed)
+    connect = sqlite3.connect
+
+    def tracing(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        conn.set_trace_callback(lambda sql: whole.append(sql) if sql.startswith(("SELECT * FROM token_usage", "SELECT session_id, * FROM token_usage"))
+                                and "seq IN" not in sql else None)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", tracing)
+    path = main_file(demo_corpus)
+    replies = [line for line in path.read_bytes().splitlines(keepends=True) if b'"msg_' in line and b'"usage"' in line]
+    with path.open("ab") as handle:
+        handle.write(replies[-1].replace(b'"msg_', b'"msg_again_', 1).replace(b'"requestId":"req_', b'"requestId":"req_again_', 1))
+    assert run_build(settings).parsed == 1
+    assert len(whole) == 1, whole
+    monkeypatch.undo()
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
 
 
 def test_the_usage_columns_are_the_tables_in_its_order(tmp_path: Path) -> None:

@@ -245,16 +245,16 @@ def compute_views(
     owned = _ownership(cache, wanted)
     _load_agents(cache, sessions, ids)
     copied: dict[str, set[str]] = defaultdict(set)
-    usage_rows = cache.session_rows("token_usage", ids)
+    usage_rows = cache.usage_table(ids)
     if figures is not None and len(wanted) == 1:
         # A session's pages show its requests: the render of a session changed alone (an append)
         # takes them from here, not from the same rows and owners read again (a 60 MB session: 0.1 s),
         # each row unpacked once for both (its Tokens made once).
-        values = list(_usage_values(usage_rows))
+        values = list(_usage_values(*usage_rows))
         rows_of = _load_usage(sessions, owned, values, copied)
         figures[wanted[0]] = figures_of(values, owned, wanted[0])
     else:
-        rows_of = _load_usage(sessions, owned, _usage_values(usage_rows), copied)
+        rows_of = _load_usage(sessions, owned, _usage_values(*usage_rows), copied)
     _load_compactions(cache, sessions, ids)
     for session in sessions.values():
         _roll_up(session)
@@ -485,8 +485,7 @@ AgentRequests = dict[str, dict[str, RequestFigures]]  # agent id -> message id -
 
 def request_figures(cache: Cache, session_id: str) -> AgentRequests:
     """Return each agent's requests by message id, with the owner of each replayed copy (the view's own rule)."""
-    rows = cache.session_rows("token_usage", [session_id])
-    return figures_of(list(_usage_values(rows)), _ownership(cache, [session_id]), session_id)
+    return figures_of(list(_usage_values(*cache.usage_table([session_id]))), _ownership(cache, [session_id]), session_id)
 
 
 def figures_of(values: list[tuple[Any, ...]], owner: dict[str, str], session_id: str) -> AgentRequests:
@@ -521,11 +520,11 @@ class _Decimals(dict[str, Decimal]):
 _USAGE_COLUMNS = ("session_id", "message_id", "request_id", "agent_id", "model", "family", "at", "speed", "segment", "price_problem", "cost")
 
 
-def _usage_values(rows: list[Any]) -> Iterator[tuple[Any, ...]]:
-    """Yield each stored usage row's _USAGE_COLUMNS, its Tokens and its costs by category, read by position (not by name)."""
+def _usage_values(names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Yield each stored usage row's _USAGE_COLUMNS, its Tokens and its costs by category, read by position (`names`: the rows' columns)."""
     if not rows:
         return
-    position = {name: index for index, name in enumerate(rows[0].keys())}
+    position = {name: index for index, name in enumerate(names)}
     columns = operator.itemgetter(*(position[name] for name in _USAGE_COLUMNS))
     counts = operator.itemgetter(*(position[name] for name in TOKEN_CATEGORIES))
     costs = operator.itemgetter(*(position[f"cost_{name}"] for name in TOKEN_CATEGORIES))
