@@ -6,13 +6,17 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agenthropic_site.cache import Cache
+from agenthropic_site.pipeline import rendering
+from agenthropic_site.pipeline.build import run_build
 from conftest import build, tree_bytes
+from test_incremental import config
 from records import OTHER_SID, SID, assistant, line, usage, user, write
 
 
@@ -161,3 +165,26 @@ def test_an_append_that_replays_another_sessions_request_moves_its_ownership(tmp
     shutil.copytree(corpus, cold / "corpus")
     assert build(cold / "corpus", cold / "out", cold / "cache") == 0
     assert tree_bytes(out) == tree_bytes(cold / "out")
+
+
+def test_the_render_looks_for_owners_only_in_sessions_that_count_copies_elsewhere(demo_corpus: Path, tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session whose view counts none of its requests elsewhere owns each one: its messages' figures need no owner looked up (issue 18).
+
+    The site is the same as when every session's owners are looked up.
+    """
+    real = rendering.request_figures
+    asked: dict[str, bool] = {}
+
+    def recording(cache: Cache, session_id: str, shared: bool = True) -> dict[str, Any]:
+        asked[session_id] = shared
+        return real(cache, session_id, shared)
+
+    monkeypatch.setattr(rendering, "request_figures", recording)
+    run_build(config(demo_corpus, tmp_path / "out", tmp_path / "cache"))
+    collisions = {path.stem: json.loads(path.read_text())["collisions"] for path in (tmp_path / "out" / "data" / "sessions").glob("*.json")}
+    assert asked == {sid: count > 0 for sid, count in collisions.items()}
+    assert 0 < sum(asked.values()) < len(asked)  # the demo has sessions of both kinds
+    monkeypatch.setattr(rendering, "request_figures", lambda cache, session_id, shared=True: real(cache, session_id))
+    run_build(config(demo_corpus, tmp_path / "every", tmp_path / "every-cache"))
+    assert tree_bytes(tmp_path / "out") == tree_bytes(tmp_path / "every")

@@ -60,10 +60,10 @@ class CacheSource:
         """Return the stored bytes of each session's view."""
         return self.cache.view_sizes()
 
-    def requests(self, session_id: str) -> AgentRequests:
-        """Return each agent's requests by message id, with their exact figures."""
+    def requests(self, session_id: str, shared: bool = True) -> AgentRequests:
+        """Return each agent's requests by message id, with their exact figures (not `shared`: the session counts no copy elsewhere)."""
         known = self.alone.figures.pop(session_id, None)
-        return known if known is not None else request_figures(self.cache, session_id)
+        return known if known is not None else request_figures(self.cache, session_id, shared)
 
     def svg(self, digest: str) -> bytes | None:
         """Return a graph an earlier build drew."""

@@ -388,7 +388,7 @@ class Renderer:
         self.writer.write(f"data/sessions/{sid}.json", dump(session_json(session)))
         lookups = SessionLookups.of(session)
         agents = lookups.agents
-        requests = self.source.requests(sid)
+        requests = self.source.requests(sid, session.collisions > 0)  # a view without collisions owns every request it holds
         messages, message_digests = self.transcript(sid, sid, masks)
         own = requests.get(sid, {})
         turns = turns_of(messages, own, lookups.spawned, agents, session.excluded_reason is not None)

@@ -37,8 +37,11 @@ class SiteSource(Protocol):
         """Return, by agent, the message keys and HTML sizes of the last layout of its transcript (reader.pack_sizes)."""
         ...
 
-    def requests(self, session_id: str) -> dict[str, dict[str, RequestFigures]]:
-        """Return each agent's deduplicated requests by message id, for the figures shown on messages."""
+    def requests(self, session_id: str, shared: bool = True) -> dict[str, dict[str, RequestFigures]]:
+        """Return each agent's deduplicated requests by message id, for the figures shown on messages.
+
+        Not `shared`: the session's view counts none of its requests in another session, so none is looked up as a copy.
+        """
         ...
 
     def view_sizes(self) -> dict[str, int]:
