@@ -87,6 +87,33 @@ def test_a_worker_that_dies_leaves_its_items_to_the_caller() -> None:
     assert len(said) == 1 and said[0].startswith("a worker process stopped early"), said
 
 
+def die_at_start(setup: float) -> float:
+    os._exit(1)
+
+
+def test_a_worker_that_dies_while_the_pool_is_filled_is_said_to_have_stopped_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool started: a worker that dies before the last chunk is queued stopped early, as one that dies later did."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    submit = ProcessPoolExecutor.submit
+    submitted = []
+
+    def submit_after_a_death(self: ProcessPoolExecutor, *args: object) -> object:
+        # Real processes: only the order is forced, the one a loaded machine gave now and then
+        # (the worker of a script without a main guard exits before its pool is filled).
+        deadline = time.monotonic() + 60
+        while submitted and not self._broken and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            time.sleep(0.01)
+        submitted.append(args)
+        return submit(self, *args)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", submit_after_a_death)
+    answers, said = run(Task(die_at_start, square_slowly), list(range(6)), jobs=1)
+    assert len(submitted) == 2  # the second found the pool broken
+    assert answers == [(item, (item * item, os.getpid())) for item in range(6)]
+    assert len(said) == 1 and said[0].startswith("a worker process stopped early"), said
+
+
 def test_a_task_that_cannot_start_leaves_everything_to_the_caller() -> None:
     answers, said = run(Task(cannot_start, square_slowly), list(range(6)))
     assert answers == [(item, (item * item, os.getpid())) for item in range(6)]

@@ -118,7 +118,11 @@ def map_in_order(
             try:
                 executor = ProcessPoolExecutor(count, mp_context=_context(task.preload), initializer=_start_worker, initargs=(task, setup, __file__))
                 fill()
-            except Exception as exc:  # noqa: BLE001 - no process, no forkserver, a broken pool: all is done here
+            except BrokenProcessPool as exc:
+                # A worker started and died before the pool was filled (an unguarded script's worker
+                # exits that fast): it stopped early, as when its death shows at an answer.
+                why = f"a worker process stopped early ({exc})"
+            except Exception as exc:  # noqa: BLE001 - no process, no forkserver: all is done here
                 why = f"cannot start a worker process: {exc}"
             while why is None and done < given:
                 if done in here:
