@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import sqlite3
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -507,3 +508,37 @@ def test_an_append_writes_only_the_checkpoint_chunks_it_changes(demo_corpus: Pat
     assert len(digested) == in_session + len(after) - len(before)
     assert_equals_cold_build(demo_corpus, out, tmp_path)
     assert stored_chunks(cache)
+
+
+def _resume_harness() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("resume_differential", Path(__file__).parent / "fuzz" / "resume_differential.py")
+    assert spec is not None and spec.loader is not None
+    harness = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = harness  # its dataclass looks its module up there
+    spec.loader.exec_module(harness)
+    return harness
+
+
+def test_the_resume_harness_compares_carried_on_parses_and_names_a_difference(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/fuzz/resume_differential.py (runs longer than this file's) must keep working, and must see a carried-on parse that differs."""
+    from agenthropic_site.parse.model import LineError
+
+    harness = _resume_harness()
+    sources = sessions_of(DEMO_CORPUS)
+    tally = harness.compare(sources, 600.0, 3, trials=40)
+    assert tally.different == [] and tally.compared + tally.refused == 40 and tally.compared >= 30, tally
+    assert harness.main([str(DEMO_CORPUS), "--trials", "10"]) == 0
+    assert capsys.readouterr().out.endswith(" 0 different\n")
+
+    def with_an_error_too_many(source: SessionInput, rng: random.Random) -> tuple[ParsedSession, ParsedSession]:
+        first, carried = resumed_parse(source, rng)
+        carried.line_errors.append(LineError(MAIN, 1, "invalid_json", "made up by the test"))
+        return first, carried
+
+    monkeypatch.setattr(harness, "resumed_parse", with_an_error_too_many)
+    tally = harness.compare(sources, 600.0, 3, trials=10)
+    assert tally.compared >= 5 and len(tally.different) == tally.compared, tally
+    assert all(line.startswith("trial ") and line.endswith(": differs in line_errors") for line in tally.different), tally
+    assert harness.main([str(DEMO_CORPUS), "--trials", "10"]) == 1
