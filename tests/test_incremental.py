@@ -138,6 +138,22 @@ def test_removing_a_session_removes_its_pages(demo_corpus: Path, tmp_path: Path)
     assert not (tmp_path / "site" / "data" / "sessions" / f"{SESSION}.json").exists()
 
 
+def test_a_skipped_file_that_grows_shows_its_new_size(demo_corpus: Path, tmp_path: Path) -> None:
+    """The report names each skipped file with its size: a duplicate session's copy that grows changes the report."""
+    copy = demo_corpus / "-zzz-copy" / f"{SESSION}.jsonl"
+    copy.parent.mkdir()
+    shutil.copyfile(main_file(demo_corpus), copy)
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    with copy.open("ab") as handle:
+        handle.write(main_file(demo_corpus).read_bytes().splitlines(keepends=True)[-1])
+    run_build(settings)
+    skipped = {entry["path"]: entry for entry in json.loads((tmp_path / "live" / "data" / "index.json").read_bytes())["report"]["skipped"]}
+    assert skipped[f"-zzz-copy/{SESSION}.jsonl"] == {"path": f"-zzz-copy/{SESSION}.jsonl", "reason": "duplicate-session",
+                                                      "detail": "session also in -home-user-projects-api-server", "bytes": copy.stat().st_size}
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
 def main_file_folder(corpus: Path) -> Path:
     return next(p for p in corpus.rglob(SESSION) if p.is_dir())
 

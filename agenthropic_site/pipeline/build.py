@@ -176,7 +176,7 @@ def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips:
         prices.digest,
         theme_digest(theme_dirs(config.theme)).hex(),
         str(dot_on_path()),
-        repr([(s.path, s.reason, s.detail) for s in skips]),
+        repr([(s.path, s.reason, s.detail, s.size) for s in skips]),  # the report shows each one's size too
         repr(unlisted),
         repr(cache.failures()),
         repr(cache.stale_agents(config.now, config.watchdog_minutes)),
