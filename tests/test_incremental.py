@@ -19,6 +19,7 @@ from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_NOW, tree_bytes
+from records import OTHER_SID, SID, assistant, usage, user, write
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # main + subagents + compaction in the demo corpus
 
@@ -152,6 +153,27 @@ def test_a_skipped_file_that_grows_shows_its_new_size(demo_corpus: Path, tmp_pat
     assert skipped[f"-zzz-copy/{SESSION}.jsonl"] == {"path": f"-zzz-copy/{SESSION}.jsonl", "reason": "duplicate-session",
                                                       "detail": "session also in -home-user-projects-api-server", "bytes": copy.stat().st_size}
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
+def test_removing_a_session_that_shares_nothing_removes_its_pages(tmp_path: Path) -> None:
+    """A session no other session shares a request with: its removal dirties no view, yet every page listing it changes.
+
+    Its agents were seen a minute before the build's clock: none is stale, so no status the pages
+    show changes with it either.
+    """
+    corpus = tmp_path / "corpus"
+    for sid, mid in ((SID, "msg_1"), (OTHER_SID, "msg_2")):
+        write(corpus / "-home-u-app" / f"{sid}.jsonl", user(f"u-{sid}", "hello", session=sid, ts="2026-05-31T23:59:00.000Z"),
+              assistant(f"a-{sid}", mid, f"req-{mid}", usage(10, 5), session=sid, ts="2026-05-31T23:59:01.000Z"))
+    settings = config(corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    assert (tmp_path / "live" / "sessions" / OTHER_SID / "index.html").is_file()
+    (corpus / "-home-u-app" / f"{OTHER_SID}.jsonl").unlink()
+    result = run_build(settings)
+    assert result.removed_sessions == 1 and result.parsed == 0
+    assert not (tmp_path / "live" / "sessions" / OTHER_SID).exists()
+    assert [entry["session_id"] for entry in json.loads((tmp_path / "live" / "data" / "index.json").read_bytes())["sessions"]] == [SID]
+    assert_equals_cold_build(corpus, tmp_path / "live", tmp_path)
 
 
 def main_file_folder(corpus: Path) -> Path:

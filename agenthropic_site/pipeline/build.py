@@ -159,7 +159,7 @@ def _no_change(cache: Cache, scan: CorpusScan, config: BuildConfig, result: Buil
 def _explain_render(dirty: set[str], same_inputs: bool) -> None:
     """Say (with -v) why pages are looked at this time."""
     if dirty:
-        log.debug(f"rendering: {len(dirty)} session view(s) changed")
+        log.debug(f"rendering: {len(dirty)} session(s) changed or removed")
     if not same_inputs:
         log.debug("rendering: this folder was built from other inputs (code, prices, theme, skipped files, failures, statuses, hooks, --redact or --tz)")
     if not dirty and same_inputs:

@@ -93,7 +93,9 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
         result.parsed += 1
     cache.index_request_ids()
     gone = cache.missing_sessions(set(scan.sessions), set(scan.unlisted))
-    result.dirty |= cache.neighbours(gone)
+    # A removed session changes the pages that list it even when it shared nothing and no status
+    # changes with it: dirty, it has the site rendered (its view is not computed: it is gone).
+    result.dirty |= cache.neighbours(gone) | set(gone)
     cache.forget(gone)
     result.removed_sessions = len(gone)
     return result
