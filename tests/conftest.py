@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,6 +60,18 @@ def run_entry(script: Path, words: list[str], setup: str, report: str) -> tuple[
 # session with a file not read whole by its files' inodes and mtimes, so it may differ between copies
 # of a corpus; it is not part of the site (snapshot and diff skip it).
 SITE_MANIFEST = ".agenthropic/manifest"
+
+
+def fuzz_harness(name: str) -> Any:
+    """Load a harness of tests/fuzz/ (a script, not a test module) as the module `name`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "tests" / "fuzz" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    harness = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = harness  # its dataclasses look their module up there
+    spec.loader.exec_module(harness)
+    return harness
 
 
 def plain_copy(corpus: Path, target: Path) -> Path:

@@ -10,7 +10,6 @@ import random
 import re
 import shutil
 import sqlite3
-import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from agenthropic_site.parse.model import Block, Message, message_from_row, messa
 from agenthropic_site.pipeline import parsing
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.pipeline.parsing import ReadCount, load_session
-from conftest import DEMO_CORPUS, stored_bodies, tree_bytes
+from conftest import DEMO_CORPUS, fuzz_harness, stored_bodies, tree_bytes
 from fixtures.generate import generate_scale
 from records import SID, assistant, line, usage, user
 from test_incremental import assert_equals_cold_build, config, main_file
@@ -510,22 +509,11 @@ def test_an_append_writes_only_the_checkpoint_chunks_it_changes(demo_corpus: Pat
     assert stored_chunks(cache)
 
 
-def _resume_harness() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("resume_differential", Path(__file__).parent / "fuzz" / "resume_differential.py")
-    assert spec is not None and spec.loader is not None
-    harness = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = harness  # its dataclass looks its module up there
-    spec.loader.exec_module(harness)
-    return harness
-
-
 def test_the_resume_harness_compares_carried_on_parses_and_names_a_difference(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """tests/fuzz/resume_differential.py (runs longer than this file's) must keep working, and must see a carried-on parse that differs."""
     from agenthropic_site.parse.model import LineError
 
-    harness = _resume_harness()
+    harness = fuzz_harness("resume_differential")
     sources = sessions_of(DEMO_CORPUS)
     tally = harness.compare(sources, 600.0, 3, trials=40)
     assert tally.different == [] and tally.compared + tally.refused == 40 and tally.compared >= 30, tally

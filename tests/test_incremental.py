@@ -18,7 +18,7 @@ from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.config import BuildConfig, parse_instant
-from conftest import DEMO_NOW, tree_bytes
+from conftest import DEMO_CORPUS, DEMO_NOW, fuzz_harness, tree_bytes
 from records import OTHER_SID, SID, assistant, usage, user, write
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # main + subagents + compaction in the demo corpus
@@ -481,3 +481,28 @@ def test_markdown_it_loads_only_for_a_build_that_renders_text(demo_corpus: Path,
     _append_copy(main_file(demo_corpus), "text")
     assert build() == "1 True"
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
+def test_the_incremental_harness_compares_rebuilds_with_cold_builds_and_names_a_difference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """tests/fuzz/incremental_differential.py (runs longer than this file's) must keep working, and must see a rebuild that differs."""
+    harness = fuzz_harness("incremental_differential")
+    tally = harness.compare([DEMO_CORPUS], tmp_path / "first", 600.0, 4, steps=2)
+    assert tally.compared == 2 and tally.different == [], tally
+    built = harness.build_live
+
+    def with_a_page_changed(corpus: Path, out: Path, cache: Path, rng: Any) -> tuple[int, str]:
+        code, how = built(corpus, out, cache, rng)
+        with (out / "report.html").open("ab") as handle:
+            handle.write(b"\n")
+        return code, how
+
+    monkeypatch.setattr(harness, "build_live", with_a_page_changed)
+    tally = harness.compare([DEMO_CORPUS], tmp_path / "second", 600.0, 4, steps=2)
+    assert tally.compared == 2 and len(tally.different) == 2, tally
+    assert all(line.startswith(f"step {step} (built ") and ": 1 file differs: report.html; after: " in line
+               for step, line in enumerate(tally.different, start=1)), tally
+    assert harness.main([str(DEMO_CORPUS), "--steps", "1", "--keep", str(tmp_path / "kept")]) == 1
+    assert capsys.readouterr().out.endswith("1 steps compared, 1 different\n")
+    assert (tmp_path / "kept" / "live" / "site" / "report.html").read_bytes().endswith(b"\n\n")

@@ -1,0 +1,360 @@
+"""Change a corpus at random, step by step, and compare each incremental build with a cold build of the same files.
+
+    .venv/bin/python tests/fuzz/incremental_differential.py --seconds 600 --seed 1 CORPUS [CORPUS ...]
+
+A rebuild must equal a cold build of the same corpus byte for byte, whatever came before it: the
+site is what people diff and archive. `agenthropic verify` checks that after one appended line, and
+the tests after the changes they name; this runs long random sequences of the changes a user's
+folder sees, the way `--watch` and repeated `agenthropic build` runs see them. The corpora are
+copied into a work folder (their project folders side by side) and each step makes one change:
+
+- a line appended, copied from the same transcript or from any other (a request another session
+  holds, a replay), sometimes only its first bytes (a line still being written), completed later;
+- a transcript cut back to an earlier line, a digit changed in place at the same length, its time touched;
+- a text changed in a JSON file beside the transcripts (an agent's .meta.json, a sessions-index.json);
+- a transcript or such a file removed and later put back, an agent copied under a new id (a new
+  agent of its session), a session copied under a new id (a replay of it), a session removed;
+- now and then, besides, a file of the live site deleted (the next build writes it again).
+
+After each change the live site is built again on its own cache (in this process, as `--watch`
+does, or in a new process, as a run of `agenthropic build`, drawn at random; one or two jobs), a cold
+build of the same files is made in a new folder, and the two sites and exit statuses are compared.
+Each difference is printed with the step and the changes that led to it, then the live site starts
+again from the cold one; the exit status is then 1. `--seed S --steps N` draws the same steps again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' own helpers
+
+from agenthropic_site.audit.archive import read_site  # noqa: E402
+from agenthropic_site.corpus.walk import SESSION_ID_RE  # noqa: E402
+from agenthropic_site.cli import main as cli_main  # noqa: E402
+from conftest import DEMO_NOW, build_subprocess  # noqa: E402
+
+SESSION_ID_CHARS = "0123456789abcdef"
+
+
+@dataclasses.dataclass
+class Tally:
+    """What a run found: steps compared and each difference said in a line."""
+
+    compared: int = 0
+    different: list[str] = field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Corpus:
+    """The work copy of the corpora, with what the changes keep between steps."""
+
+    root: Path
+    rng: random.Random
+    removed: dict[Path, bytes] = field(default_factory=dict)  # files taken away, to put back
+    partial: dict[Path, bytes] = field(default_factory=dict)  # the rest of a line whose first bytes were appended
+
+    def transcripts(self) -> list[Path]:
+        """Return every transcript of the corpus, in path order."""
+        return sorted(path for path in self.root.rglob("*.jsonl") if path.is_file())
+
+    def sidecars(self) -> list[Path]:
+        """Return the JSON files beside transcripts: agents' .meta.json, a project's sessions-index.json."""
+        return sorted(path for path in self.root.rglob("*.json") if path.is_file())
+
+    def main_files(self) -> list[Path]:
+        """Return the main transcripts: the .jsonl files named by a session id straight under a project folder."""
+        return [path for path in self.transcripts() if path.parent.parent == self.root and SESSION_ID_RE.match(path.stem)]
+
+    def lines_of(self, path: Path) -> list[bytes]:
+        """Return a transcript's complete lines, each with its newline."""
+        return [line + b"\n" for line in path.read_bytes().split(b"\n")[:-1] if line.strip()]
+
+    def change(self) -> str:
+        """Make one random change; return what it was."""
+        if not self.transcripts():
+            raise SystemExit("no transcript is left to change")
+        while True:
+            kind = self.rng.choice(CHANGES)
+            said = kind(self)
+            if said is not None:
+                return said
+
+    def rel(self, path: Path) -> str:
+        """Name a corpus path from the corpus root."""
+        return path.relative_to(self.root).as_posix()
+
+
+def _append_line(corpus: Corpus) -> str | None:
+    """Append a whole line copied from this transcript or another one; now and then only its first bytes."""
+    files = [path for path in corpus.transcripts() if path not in corpus.partial]
+    if not files:
+        return None
+    target = corpus.rng.choice(files)
+    source = target if corpus.rng.random() < 0.6 else corpus.rng.choice(files)
+    lines = corpus.lines_of(source)
+    if not lines or not target.read_bytes().endswith(b"\n"):
+        return None
+    line = corpus.rng.choice(lines)
+    if corpus.rng.random() < 0.2 and len(line) > 2:
+        cut = corpus.rng.randrange(1, len(line) - 1)
+        with target.open("ab") as handle:
+            handle.write(line[:cut])
+        corpus.partial[target] = line[cut:]
+        return f"appended the first {cut} bytes of a line of {corpus.rel(source)} to {corpus.rel(target)}"
+    with target.open("ab") as handle:
+        handle.write(line)
+    return f"appended a line of {corpus.rel(source)} to {corpus.rel(target)}"
+
+
+def _complete_line(corpus: Corpus) -> str | None:
+    """Write the rest of a line whose first bytes an earlier step appended."""
+    waiting = sorted(path for path in corpus.partial if path.exists())
+    if not waiting:
+        return None
+    target = corpus.rng.choice(waiting)
+    with target.open("ab") as handle:
+        handle.write(corpus.partial.pop(target))
+    return f"completed the line appended to {corpus.rel(target)}"
+
+
+def _cut_back(corpus: Corpus) -> str | None:
+    """Cut a transcript back to one of its earlier line ends (a rewrite, not an append)."""
+    files = [path for path in corpus.transcripts() if len(corpus.lines_of(path)) > 1]
+    if not files:
+        return None
+    target = corpus.rng.choice(files)
+    lines = corpus.lines_of(target)
+    keep = corpus.rng.randrange(1, len(lines))
+    target.write_bytes(b"".join(lines[:keep]))
+    corpus.partial.pop(target, None)
+    return f"cut {corpus.rel(target)} back to {keep} of its {len(lines)} lines"
+
+
+def _edit_in_place(corpus: Corpus) -> str | None:
+    """Change one digit of a transcript to another, keeping its length (a token count, a time)."""
+    files = corpus.transcripts()
+    target = corpus.rng.choice(files)
+    data = bytearray(target.read_bytes())
+    digits = [index for index, byte in enumerate(data) if 0x30 <= byte <= 0x39]
+    if not digits:
+        return None
+    where = corpus.rng.choice(digits)
+    data[where] = 0x30 + (data[where] - 0x30 + corpus.rng.randrange(1, 10)) % 10
+    # Written with a new time, as any write gives it: a file that keeps its size, inode and time to
+    # the nanosecond is taken as unchanged without being read (docs/security.md), by design.
+    target.write_bytes(bytes(data))
+    return f"changed the digit at byte {where} of {corpus.rel(target)}"
+
+
+def _edit_sidecar(corpus: Corpus) -> str | None:
+    """Change one text of a JSON file beside the transcripts (an agent's description, a session's summary)."""
+    files = corpus.sidecars()
+    if not files:
+        return None
+    target = corpus.rng.choice(files)
+    try:
+        document = json.loads(target.read_bytes())
+    except ValueError:
+        return None
+    texts: list[tuple[Any, Any]] = []  # (container, key) of each string
+
+    def find(node: Any) -> None:
+        for key, value in (node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()):
+            if isinstance(value, str):
+                texts.append((node, key))
+            else:
+                find(value)
+
+    find(document)
+    if not texts:
+        return None
+    container, key = corpus.rng.choice(texts)
+    container[key] += " (edited)"
+    target.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return f"edited the text at {key!r} of {corpus.rel(target)}"
+
+
+def _new_agent(corpus: Corpus) -> str | None:
+    """Copy an agent transcript (and its sidecar) beside itself under a new agent id, as a newly spawned agent."""
+    agents = [path for path in corpus.transcripts() if path.parent.name == "subagents" and path.name.startswith("agent-")]
+    if not agents:
+        return None
+    source = corpus.rng.choice(agents)
+    old_id = source.stem.removeprefix("agent-")
+    new_id = "a" + "".join(corpus.rng.choice(SESSION_ID_CHARS) for _ in range(16))
+    target = source.with_name(f"agent-{new_id}.jsonl")
+    target.write_bytes(source.read_bytes().replace(old_id.encode(), new_id.encode()))
+    sidecar = source.with_name(f"agent-{old_id}.meta.json")
+    if sidecar.is_file():
+        shutil.copyfile(sidecar, source.with_name(f"agent-{new_id}.meta.json"))
+    return f"copied agent {corpus.rel(source)} to {target.name}"
+
+
+def _touch(corpus: Corpus) -> str | None:
+    """Give a transcript a new modification time, its bytes unchanged."""
+    target = corpus.rng.choice(corpus.transcripts())
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    return f"touched {corpus.rel(target)}"
+
+
+def _remove_file(corpus: Corpus) -> str | None:
+    """Take a transcript or a JSON file beside them away (kept, to be put back)."""
+    files = corpus.transcripts() + corpus.sidecars()
+    if len(files) < 2:
+        return None
+    target = corpus.rng.choice(files)
+    corpus.removed[target] = target.read_bytes()
+    target.unlink()
+    corpus.partial.pop(target, None)
+    return f"removed {corpus.rel(target)}"
+
+
+def _put_back(corpus: Corpus) -> str | None:
+    """Put back a file an earlier step took away."""
+    if not corpus.removed:
+        return None
+    target = corpus.rng.choice(sorted(corpus.removed))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(corpus.removed.pop(target))
+    return f"put back {corpus.rel(target)}"
+
+
+def _copy_session(corpus: Corpus) -> str | None:
+    """Copy a session's main transcript and its folder under a new id, in its project or another (a replay of it)."""
+    mains = corpus.main_files()
+    if not mains:
+        return None
+    source = corpus.rng.choice(mains)
+    projects = sorted(path for path in corpus.root.iterdir() if path.is_dir())
+    project = corpus.rng.choice(projects)
+    new_id = "".join(corpus.rng.choice(SESSION_ID_CHARS) for _ in range(8)) + source.stem[8:]
+    target = project / f"{new_id}.jsonl"
+    if target.exists():
+        return None
+    shutil.copyfile(source, target)
+    folder = source.with_suffix("")
+    if folder.is_dir():
+        shutil.copytree(folder, project / new_id)
+    return f"copied session {corpus.rel(source)} to {corpus.rel(target)}"
+
+
+def _remove_session(corpus: Corpus) -> str | None:
+    """Remove a session: its main transcript and its folder."""
+    mains = corpus.main_files()
+    if len(mains) < 2:
+        return None
+    source = corpus.rng.choice(mains)
+    source.unlink()
+    shutil.rmtree(source.with_suffix(""), ignore_errors=True)
+    for path in [*corpus.partial, *corpus.removed]:
+        if path == source or source.with_suffix("") in path.parents:
+            corpus.partial.pop(path, None)
+            corpus.removed.pop(path, None)
+    return f"removed session {corpus.rel(source)}"
+
+
+# Appends are what a corpus mostly sees: they come more often.
+CHANGES = [_append_line] * 6 + [_complete_line] * 2 + [_cut_back, _edit_in_place, _edit_sidecar, _touch, _remove_file, _put_back, _new_agent, _copy_session,
+                                                    _remove_session]
+
+
+def _remove_a_page(site: Path, rng: random.Random) -> str:
+    """Delete one file of the live site, as a user tidying the output folder might: the next build writes it again."""
+    # Not the folder's claim (.agenthropic-site) nor the builds' bookkeeping: without them the folder is a user's, left alone.
+    files = sorted(path for path in site.rglob("*") if path.is_file() and not path.relative_to(site).parts[0].startswith(".agenthropic"))
+    target = rng.choice(files)
+    target.unlink()
+    return f"deleted {target.relative_to(site).as_posix()} from the live site"
+
+
+def build_live(corpus: Path, out: Path, cache: Path, rng: random.Random) -> tuple[int, str]:
+    """Build the live site again, in this process or a new one, with one or two jobs; return the exit status and how it ran."""
+    jobs = str(rng.choice((1, 2)))
+    if rng.random() < 0.5:
+        code = cli_main(["build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q", "--jobs", jobs])
+        return code, f"in this process, --jobs {jobs}"
+    done = build_subprocess(corpus, out, cache, options=("-q", "--jobs", jobs))
+    return done.returncode, f"in a new process, --jobs {jobs}"
+
+
+def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None = None, keep: bool = False) -> Tally:
+    """Run steps on a copy of `corpora` in `work` until `seconds` have passed or `steps` were run (`keep`: or until the first difference, left as it is)."""
+    root = work / "corpus"
+    for source in corpora:
+        for project in sorted(path for path in source.iterdir() if path.is_dir()):
+            shutil.copytree(project, root / project.name, symlinks=True, dirs_exist_ok=True)
+    rng = random.Random(seed)
+    corpus = Corpus(root, rng)
+    live_out, live_cache = work / "live" / "site", work / "live" / "cache"
+    build_live(root, live_out, live_cache, rng)
+    tally = Tally()
+    said: list[str] = []
+    deadline = time.monotonic() + seconds
+    step = 0
+    while time.monotonic() < deadline and (steps is None or step < steps):
+        step += 1
+        said.append(corpus.change())
+        if rng.random() < 0.05:
+            said.append(_remove_a_page(live_out, rng))
+        code, how = build_live(root, live_out, live_cache, rng)
+        cold_out, cold_cache = work / "cold" / "site", work / "cold" / "cache"
+        shutil.rmtree(work / "cold", ignore_errors=True)
+        cold = build_subprocess(root, cold_out, cold_cache)
+        tally.compared += 1
+        live, fresh = read_site(live_out), read_site(cold_out)
+        differing = sorted(rel for rel in live.keys() | fresh.keys() if live.get(rel) != fresh.get(rel))
+        if differing or code != cold.returncode:
+            shown = ", ".join(differing[:5]) + (f" and {len(differing) - 5} more" if len(differing) > 5 else "")
+            tally.different.append(f"step {step} (built {how}; exit {code} against {cold.returncode} cold): "
+                                   f"{_files(len(differing))}: {shown}; after: " + "; ".join(said[-8:]))
+            if keep:
+                break
+            # Start again from the cold build, so that the next steps are not judged by this one.
+            shutil.rmtree(work / "live")
+            shutil.copytree(work / "cold", work / "live", symlinks=True)
+    return tally
+
+
+def _files(count: int) -> str:
+    return "1 file differs" if count == 1 else f"{count} files differ"
+
+
+def main(argv: list[str]) -> int:
+    """Run the comparison on copies of the corpora named; return 1 when a step differed."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("corpora", nargs="+", type=Path, help="folders laid out as ~/.claude/projects/ (their project folders are copied side by side)")
+    parser.add_argument("--seconds", type=float, default=None, help="how long to run (default 60, or until --steps were run)")
+    parser.add_argument("--seed", type=int, default=1, help="the seed the steps are drawn from (default 1)")
+    parser.add_argument("--steps", type=int, default=None, help="stop after this many steps (to draw a reported one again)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="work in this new folder and stop at the first difference, leaving its corpus, live/ and cold/ builds there")
+    args = parser.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = 60.0 if args.steps is None else float("inf")
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)
+        tally = compare(args.corpora, args.keep, args.seconds, args.seed, args.steps, keep=True)
+    else:
+        with tempfile.TemporaryDirectory(prefix="incremental-differential-") as folder:
+            tally = compare(args.corpora, Path(folder), args.seconds, args.seed, args.steps)
+    for line in tally.different:
+        print(line)
+    print(f"{tally.compared} steps compared, {len(tally.different)} different")
+    return 1 if tally.different else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
