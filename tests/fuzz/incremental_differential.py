@@ -12,6 +12,7 @@ copied into a work folder (their project folders side by side) and each step mak
   holds, a replay), sometimes only its first bytes (a line still being written), completed later;
 - a transcript cut back to an earlier line, a digit changed in place at the same length, its time touched;
 - a text changed in a JSON file beside the transcripts (an agent's .meta.json, a sessions-index.json);
+- a hook event spooled for a session (the cold build reads the same spool);
 - a transcript or such a file removed and later put back, an agent copied under a new id (a new
   agent of its session), a session copied under a new id (a replay of it), a session removed;
 - now and then, besides, a file of the live site deleted (the next build writes it again).
@@ -31,6 +32,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' ow
 
 from agenthropic_site.audit.archive import read_site  # noqa: E402
 from agenthropic_site.corpus.walk import SESSION_ID_RE  # noqa: E402
+from agenthropic_site.live.settings import HOOK_EVENTS  # noqa: E402
+from agenthropic_site.live.spool import spool_path  # noqa: E402
 from agenthropic_site.cli import main as cli_main  # noqa: E402
 from conftest import DEMO_NOW, build_subprocess  # noqa: E402
 
@@ -64,6 +68,7 @@ class Corpus:
     rng: random.Random
     removed: dict[Path, bytes] = field(default_factory=dict)  # files taken away, to put back
     partial: dict[Path, bytes] = field(default_factory=dict)  # the rest of a line whose first bytes were appended
+    hook_env: dict[str, str] = field(default_factory=dict)  # where `agenthropic hook` spools for the live build
 
     def transcripts(self) -> list[Path]:
         """Return every transcript of the corpus, in path order."""
@@ -102,6 +107,9 @@ def _append_line(corpus: Corpus) -> str | None:
     if not files:
         return None
     target = corpus.rng.choice(files)
+    if corpus.rng.random() < 0.25:
+        # One of the longest: a transcript of many pages, whose layout and search rows a rebuild carries on.
+        target = corpus.rng.choice(sorted(files, key=lambda path: (-path.stat().st_size, path))[:3])
     source = target if corpus.rng.random() < 0.6 else corpus.rng.choice(files)
     lines = corpus.lines_of(source)
     if not lines or not target.read_bytes().endswith(b"\n"):
@@ -202,6 +210,21 @@ def _new_agent(corpus: Corpus) -> str | None:
     return f"copied agent {corpus.rel(source)} to {target.name}"
 
 
+def _hook_event(corpus: Corpus) -> str | None:
+    """Spool a hook event for a session, as Claude Code's hooks do (`agenthropic hook`, its payload on stdin)."""
+    mains = corpus.main_files()
+    if not mains or not corpus.hook_env:
+        return None
+    main = corpus.rng.choice(mains)
+    payload: dict[str, str] = {"hook_event_name": corpus.rng.choice(HOOK_EVENTS), "session_id": main.stem}
+    if payload["hook_event_name"] == "SubagentStop":
+        agents = sorted(path.stem.removeprefix("agent-") for path in main.with_suffix("").glob("subagents/agent-*.jsonl"))
+        payload["agent_id"] = corpus.rng.choice([*agents, main.stem, "ghost"])
+    subprocess.run([sys.executable, "-m", "agenthropic_site", "hook"], input=json.dumps(payload).encode(), env={**os.environ, **corpus.hook_env},
+                   check=True, timeout=60)
+    return f"spooled {payload}"
+
+
 def _touch(corpus: Corpus) -> str | None:
     """Give a transcript a new modification time, its bytes unchanged."""
     target = corpus.rng.choice(corpus.transcripts())
@@ -267,8 +290,8 @@ def _remove_session(corpus: Corpus) -> str | None:
 
 
 # Appends are what a corpus mostly sees: they come more often.
-CHANGES = [_append_line] * 6 + [_complete_line] * 2 + [_cut_back, _edit_in_place, _edit_sidecar, _touch, _remove_file, _put_back, _new_agent, _copy_session,
-                                                    _remove_session]
+CHANGES = [_append_line] * 6 + [_complete_line] * 2 + [_cut_back, _edit_in_place, _edit_sidecar, _hook_event, _touch, _remove_file, _put_back, _new_agent,
+                                                    _copy_session, _remove_session]
 
 
 def _remove_a_page(site: Path, rng: random.Random) -> str:
@@ -297,8 +320,8 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
         for project in sorted(path for path in source.iterdir() if path.is_dir()):
             shutil.copytree(project, root / project.name, symlinks=True, dirs_exist_ok=True)
     rng = random.Random(seed)
-    corpus = Corpus(root, rng)
     live_out, live_cache = work / "live" / "site", work / "live" / "cache"
+    corpus = Corpus(root, rng, hook_env={"AGENTHROPIC_CACHE_DIR": str(live_cache)})
     build_live(root, live_out, live_cache, rng)
     tally = Tally()
     said: list[str] = []
@@ -312,6 +335,11 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
         code, how = build_live(root, live_out, live_cache, rng)
         cold_out, cold_cache = work / "cold" / "site", work / "cold" / "cache"
         shutil.rmtree(work / "cold", ignore_errors=True)
+        spooled = Path(spool_path(corpus.hook_env))
+        if spooled.is_file():  # the same hook events, read by a new cache
+            cold_spool = Path(spool_path({"AGENTHROPIC_CACHE_DIR": str(cold_cache)}))
+            cold_spool.parent.mkdir(parents=True)
+            shutil.copyfile(spooled, cold_spool)
         cold = build_subprocess(root, cold_out, cold_cache)
         tally.compared += 1
         live, fresh = read_site(live_out), read_site(cold_out)
