@@ -492,8 +492,8 @@ def test_the_incremental_harness_compares_rebuilds_with_cold_builds_and_names_a_
     assert tally.compared == 2 and tally.different == [], tally
     built = harness.build_live
 
-    def with_a_page_changed(corpus: Path, out: Path, cache: Path, rng: Any) -> tuple[int, str]:
-        code, how = built(corpus, out, cache, rng)
+    def with_a_page_changed(corpus: Path, out: Path, cache: Path, rng: Any, options: Any) -> tuple[int, str]:
+        code, how = built(corpus, out, cache, rng, options)
         with (out / "report.html").open("ab") as handle:
             handle.write(b"\n")
         return code, how

@@ -15,7 +15,8 @@ copied into a work folder (their project folders side by side) and each step mak
 - a hook event spooled for a session (the cold build reads the same spool);
 - a transcript or such a file removed and later put back, an agent copied under a new id (a new
   agent of its session), a session copied under a new id (a replay of it), a session removed;
-- now and then, besides, a file of the live site deleted (the next build writes it again).
+- now and then, besides, a file of the live site deleted (the next build writes it again), or
+  the options of both builds changed: the clock moved on (statuses age), another --tz, --redact.
 
 After each change the live site is built again on its own cache (in this process, as `--watch`
 does, or in a new process, as a run of `agenthropic build`, drawn at random; one or two jobs), a cold
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import json
 import os
 import random
@@ -303,13 +305,37 @@ def _remove_a_page(site: Path, rng: random.Random) -> str:
     return f"deleted {target.relative_to(site).as_posix()} from the live site"
 
 
-def build_live(corpus: Path, out: Path, cache: Path, rng: random.Random) -> tuple[int, str]:
+@dataclasses.dataclass
+class Options:
+    """The options both builds of a step are given: the clock moves on between builds, as it does for users."""
+
+    now: datetime.datetime = datetime.datetime.fromisoformat(DEMO_NOW.replace("Z", "+00:00"))
+    tz: str = "UTC"
+    redact: bool = False
+
+    def change(self, rng: random.Random) -> str:
+        """Move the clock on (a minute to three days), or change the zone, or turn --redact on or off; say which."""
+        which = rng.choice(("now", "now", "tz", "redact"))
+        if which == "now":
+            self.now += datetime.timedelta(minutes=rng.randrange(1, 3 * 24 * 60))
+        elif which == "tz":
+            self.tz = rng.choice(["UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham"])
+        else:
+            self.redact = not self.redact
+        return f"builds from now on with {' '.join(self.words())}"
+
+    def words(self) -> list[str]:
+        """Return the options on a command line."""
+        return ["--now", self.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "--tz", self.tz, *(["--redact"] if self.redact else [])]
+
+
+def build_live(corpus: Path, out: Path, cache: Path, rng: random.Random, options: Options) -> tuple[int, str]:
     """Build the live site again, in this process or a new one, with one or two jobs; return the exit status and how it ran."""
     jobs = str(rng.choice((1, 2)))
     if rng.random() < 0.5:
-        code = cli_main(["build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q", "--jobs", jobs])
+        code = cli_main(["build", "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "-q", "--jobs", jobs, *options.words()])
         return code, f"in this process, --jobs {jobs}"
-    done = build_subprocess(corpus, out, cache, options=("-q", "--jobs", jobs))
+    done = build_subprocess(corpus, out, cache, options=("-q", "--jobs", jobs, *options.words()))  # its --now is the last one given
     return done.returncode, f"in a new process, --jobs {jobs}"
 
 
@@ -322,7 +348,8 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
     rng = random.Random(seed)
     live_out, live_cache = work / "live" / "site", work / "live" / "cache"
     corpus = Corpus(root, rng, hook_env={"AGENTHROPIC_CACHE_DIR": str(live_cache)})
-    build_live(root, live_out, live_cache, rng)
+    options = Options()
+    build_live(root, live_out, live_cache, rng, options)
     tally = Tally()
     said: list[str] = []
     deadline = time.monotonic() + seconds
@@ -332,7 +359,9 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
         said.append(corpus.change())
         if rng.random() < 0.05:
             said.append(_remove_a_page(live_out, rng))
-        code, how = build_live(root, live_out, live_cache, rng)
+        if rng.random() < 0.1:
+            said.append(options.change(rng))
+        code, how = build_live(root, live_out, live_cache, rng, options)
         cold_out, cold_cache = work / "cold" / "site", work / "cold" / "cache"
         shutil.rmtree(work / "cold", ignore_errors=True)
         spooled = Path(spool_path(corpus.hook_env))
@@ -340,7 +369,7 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
             cold_spool = Path(spool_path({"AGENTHROPIC_CACHE_DIR": str(cold_cache)}))
             cold_spool.parent.mkdir(parents=True)
             shutil.copyfile(spooled, cold_spool)
-        cold = build_subprocess(root, cold_out, cold_cache)
+        cold = build_subprocess(root, cold_out, cold_cache, options=("-q", *options.words()))
         tally.compared += 1
         live, fresh = read_site(live_out), read_site(cold_out)
         differing = sorted(rel for rel in live.keys() | fresh.keys() if live.get(rel) != fresh.get(rel))
