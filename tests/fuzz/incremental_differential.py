@@ -22,7 +22,8 @@ After each change the live site is built again on its own cache (in this process
 does, or in a new process, as a run of `agenthropic build`, drawn at random; one or two jobs), a cold
 build of the same files is made in a new folder, and the two sites and exit statuses are compared.
 Each difference is printed with the step and the changes that led to it, then the live site starts
-again from the cold one; the exit status is then 1. `--seed S --steps N` draws the same steps again.
+again from the cold one; the exit status is then 1. `--seed S --steps N` draws the same steps again,
+and `--keep DIR` stops at the first difference, leaving the corpus and both builds in DIR.
 """
 
 from __future__ import annotations
