@@ -506,3 +506,36 @@ def test_the_incremental_harness_compares_rebuilds_with_cold_builds_and_names_a_
     assert harness.main([str(DEMO_CORPUS), "--steps", "1", "--keep", str(tmp_path / "kept")]) == 1
     assert capsys.readouterr().out.endswith("1 steps compared, 1 different\n")
     assert (tmp_path / "kept" / "live" / "site" / "report.html").read_bytes().endswith(b"\n\n")
+
+
+@pytest.mark.slow
+def test_the_incremental_harness_drives_a_real_watch_and_names_a_difference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `--watch` the live site is kept by a real `agenthropic build --watch` process, stopped when the run ends."""
+    harness = fuzz_harness("incremental_differential")
+    stops: list[str | None] = []
+    stop = harness.Watch.stop
+
+    def counted_stop(self: Any) -> str | None:
+        running = self.process is not None
+        said = stop(self)
+        if running:
+            stops.append(said)
+        return said
+
+    monkeypatch.setattr(harness.Watch, "stop", counted_stop)
+    tally = harness.compare([DEMO_CORPUS], tmp_path / "first", 600.0, 4, steps=2, watching=True)
+    assert tally.compared == 2 and tally.different == [], tally
+    assert stops and set(stops) == {None}  # stopped by Ctrl-C, cleanly: at the end (and when the options changed)
+    first_stops = len(stops)
+    start = harness.Watch.start
+
+    def in_another_zone(self: Any, options: Any) -> str:
+        # The watch shows its times in a zone the cold builds do not: every page with a time differs.
+        return start(self, harness.Options(options.now, "Pacific/Chatham" if options.tz != "Pacific/Chatham" else "UTC", options.redact))
+
+    monkeypatch.setattr(harness.Watch, "start", in_another_zone)
+    tally = harness.compare([DEMO_CORPUS], tmp_path / "second", 600.0, 4, steps=2, watching=True)
+    assert tally.compared == 2 and len(tally.different) == 2, tally
+    assert all(line.startswith(f"step {step} (built by --watch): ") and " files differ: " in line and "index.html" in line
+               for step, line in enumerate(tally.different, start=1)), tally
+    assert len(stops) >= first_stops + 3 and set(stops) == {None}  # and after each difference, to start from the cold build

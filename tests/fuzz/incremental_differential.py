@@ -21,6 +21,11 @@ copied into a work folder (their project folders side by side) and each step mak
 After each change the live site is built again on its own cache (in this process, as `--watch`
 does, or in a new process, as a run of `agenthropic build`, drawn at random; one or two jobs), a cold
 build of the same files is made in a new folder, and the two sites and exit statuses are compared.
+With `--watch` the live site is kept instead by a real `agenthropic build --watch` process, started
+again when the options change; now and then a second change follows the first within 1.5 s, while
+the pass the first started may be running. A step waits until two passes have ended after its last
+change (the second started after it; each pass writes the cache's stamp), and only the sites are
+compared (a watch has no exit status a pass).
 Each difference is printed with the step and the changes that led to it, then the live site starts
 again from the cold one; the exit status is then 1. `--seed S --steps N` draws the same steps again,
 and `--keep DIR` stops at the first difference, leaving the corpus and both builds in DIR.
@@ -50,9 +55,12 @@ from agenthropic_site.corpus.walk import SESSION_ID_RE  # noqa: E402
 from agenthropic_site.live.settings import HOOK_EVENTS  # noqa: E402
 from agenthropic_site.live.spool import spool_path  # noqa: E402
 from agenthropic_site.cli import main as cli_main  # noqa: E402
-from conftest import DEMO_NOW, build_subprocess  # noqa: E402
+from agenthropic_site.pipeline.stamp import STAMP_FILE  # noqa: E402
+from conftest import DEMO_NOW, build_subprocess, stop_with_sigint  # noqa: E402
 
 SESSION_ID_CHARS = "0123456789abcdef"
+# How long a step waits for a watch's two passes before it says the watch stopped building.
+SETTLE_SECONDS = 600.0
 
 
 @dataclasses.dataclass
@@ -340,8 +348,74 @@ def build_live(corpus: Path, out: Path, cache: Path, rng: random.Random, options
     return done.returncode, f"in a new process, --jobs {jobs}"
 
 
-def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None = None, keep: bool = False) -> Tally:
-    """Run steps on a copy of `corpora` in `work` until `seconds` have passed or `steps` were run (`keep`: or until the first difference, left as it is)."""
+class Watch:
+    """A real `agenthropic build --watch` process keeping the live site, its stderr kept in a log."""
+
+    def __init__(self, corpus: Path, out: Path, cache: Path, log: Path) -> None:
+        self.command = [sys.executable, "-m", "agenthropic_site", "build", "--watch", "--corpus", str(corpus), "--out", str(out),
+                        "--cache", str(cache), "-q"]
+        self.stamp = cache / STAMP_FILE
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, options: Options) -> str:
+        """Start the watch with these options and wait for its first build; return how it ran, or what went wrong."""
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen([*self.command, *options.words()], stdout=subprocess.DEVNULL, stderr=log)
+        return self.settle()
+
+    def settle(self) -> str:
+        """Wait until two passes have ended from now (the second saw everything done before this call); return how it ran, or what went wrong."""
+        assert self.process is not None
+        ends, last = 0, self._stamped()
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while ends < 2:
+            if self.process.poll() is not None:
+                return f"by --watch, which ended with status {self.process.returncode}: {self._tail()}"
+            if time.monotonic() > deadline:
+                return f"by --watch, which wrote no stamp for {SETTLE_SECONDS:.0f} s: {self._tail()}"
+            time.sleep(0.05)
+            now = self._stamped()
+            if now != last:
+                ends, last = ends + 1, now
+        return "by --watch"
+
+    def stop(self) -> str | None:
+        """Stop the watch as Ctrl-C would; return what went wrong, if it did not end cleanly."""
+        if self.process is None:
+            return None
+        code, self.process = stop_with_sigint(self.process), None
+        return None if code == 0 else f"--watch ended with status {code} on Ctrl-C: {self._tail()}"
+
+    def _stamped(self) -> tuple[int, int, int] | None:
+        """Return the identity of the cache's stamp, which each completed pass writes anew."""
+        try:
+            stat = self.stamp.stat()
+        except OSError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns
+
+    def _tail(self) -> str:
+        lines = self.log.read_text(errors="replace").splitlines()
+        return " | ".join(lines[-5:]) or "nothing on stderr"
+
+
+def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None = None, keep: bool = False,
+            watching: bool = False) -> Tally:
+    """Run steps on a copy of `corpora` in `work` until `seconds` have passed or `steps` were run.
+
+    `keep`: or until the first difference, left as it is. `watching`: the live site is kept by `agenthropic build --watch`.
+    """
+    watch = Watch(work / "corpus", work / "live" / "site", work / "live" / "cache", work / "watch.log") if watching else None
+    try:
+        return _steps(corpora, work, seconds, seed, steps, keep, watch)
+    finally:
+        if watch is not None:
+            watch.stop()
+
+
+def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None, keep: bool, watch: Watch | None) -> Tally:
+    """Run the steps `compare` describes, the live site built by `watch` when there is one."""
     root = work / "corpus"
     for source in corpora:
         for project in sorted(path for path in source.iterdir() if path.is_dir()):
@@ -350,19 +424,33 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
     live_out, live_cache = work / "live" / "site", work / "live" / "cache"
     corpus = Corpus(root, rng, hook_env={"AGENTHROPIC_CACHE_DIR": str(live_cache)})
     options = Options()
-    build_live(root, live_out, live_cache, rng, options)
     tally = Tally()
+    if watch is None:
+        build_live(root, live_out, live_cache, rng, options)
+    elif (how := watch.start(options)) != "by --watch":
+        tally.different.append(f"the first build: {how}")
+        return tally
     said: list[str] = []
     deadline = time.monotonic() + seconds
     step = 0
     while time.monotonic() < deadline and (steps is None or step < steps):
         step += 1
         said.append(corpus.change())
+        if watch is not None and rng.random() < 0.3:
+            # A live session writes on while the watch builds: a second change lands during the pass the first started, or just before.
+            time.sleep(rng.uniform(0.0, 1.5))
+            said.append(corpus.change())
         if rng.random() < 0.05:
             said.append(_remove_a_page(live_out, rng))
-        if rng.random() < 0.1:
+        restart = rng.random() < 0.1
+        if restart:
             said.append(options.change(rng))
-        code, how = build_live(root, live_out, live_cache, rng, options)
+        code: int | None
+        if watch is None:
+            code, how = build_live(root, live_out, live_cache, rng, options)
+        else:
+            # A watch is started with its options: a user changing them stops it and starts another.
+            code, how = None, (watch.stop() or watch.start(options)) if restart else watch.settle()
         cold_out, cold_cache = work / "cold" / "site", work / "cold" / "cache"
         shutil.rmtree(work / "cold", ignore_errors=True)
         spooled = Path(spool_path(corpus.hook_env))
@@ -374,15 +462,20 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
         tally.compared += 1
         live, fresh = read_site(live_out), read_site(cold_out)
         differing = sorted(rel for rel in live.keys() | fresh.keys() if live.get(rel) != fresh.get(rel))
-        if differing or code != cold.returncode:
+        if differing or (code is not None and code != cold.returncode) or (watch is not None and how != "by --watch"):
             shown = ", ".join(differing[:5]) + (f" and {len(differing) - 5} more" if len(differing) > 5 else "")
-            tally.different.append(f"step {step} (built {how}; exit {code} against {cold.returncode} cold): "
-                                   f"{_files(len(differing))}: {shown}; after: " + "; ".join(said[-8:]))
+            exits = f"; exit {code} against {cold.returncode} cold" if code is not None else ""
+            tally.different.append(f"step {step} (built {how}{exits}): {_files(len(differing))}: {shown}; after: " + "; ".join(said[-8:]))
             if keep:
                 break
             # Start again from the cold build, so that the next steps are not judged by this one.
+            if watch is not None:
+                watch.stop()
             shutil.rmtree(work / "live")
             shutil.copytree(work / "cold", work / "live", symlinks=True)
+            if watch is not None and (how := watch.start(options)) != "by --watch":
+                tally.different.append(f"step {step}, started again: {how}")
+                break
     return tally
 
 
@@ -397,6 +490,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seconds", type=float, default=None, help="how long to run (default 60, or until --steps were run)")
     parser.add_argument("--seed", type=int, default=1, help="the seed the steps are drawn from (default 1)")
     parser.add_argument("--steps", type=int, default=None, help="stop after this many steps (to draw a reported one again)")
+    parser.add_argument("--watch", action="store_true",
+                        help="keep the live site with a real `agenthropic build --watch` process (only the sites are compared)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="work in this new folder and stop at the first difference, leaving its corpus, live/ and cold/ builds there")
     args = parser.parse_args(argv)
@@ -404,10 +499,10 @@ def main(argv: list[str]) -> int:
         args.seconds = 60.0 if args.steps is None else float("inf")
     if args.keep is not None:
         args.keep.mkdir(parents=True)
-        tally = compare(args.corpora, args.keep, args.seconds, args.seed, args.steps, keep=True)
+        tally = compare(args.corpora, args.keep, args.seconds, args.seed, args.steps, keep=True, watching=args.watch)
     else:
         with tempfile.TemporaryDirectory(prefix="incremental-differential-") as folder:
-            tally = compare(args.corpora, Path(folder), args.seconds, args.seed, args.steps)
+            tally = compare(args.corpora, Path(folder), args.seconds, args.seed, args.steps, watching=args.watch)
     for line in tally.different:
         print(line)
     print(f"{tally.compared} steps compared, {len(tally.different)} different")
