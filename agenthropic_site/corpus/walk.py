@@ -6,18 +6,15 @@ import errno
 import functools
 import hashlib
 import os
-import re
 import stat
 from dataclasses import field
 from collections.abc import Callable, Iterable
 
+from agenthropic_site.ids import AGENT_ID_RE, SESSION_ID_RE
 from agenthropic_site.corpus.safe_io import HARD_LINK_DETAIL, ContainmentError, FileRef, check_contained
 from agenthropic_site.records import record_class
 from agenthropic_site.terminal import printable
 
-SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-# Agent ids: `a` + 6 or 16 hex (2.1.x), 8 hex (2.0.x flat), `acompact-…`, `aside_question-…` (format §1.3).
-AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 SIDECAR_MAX_BYTES = 1024 * 1024
 
 SKIP_REASONS = (

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agenthropic_site.ids import AGENT_ID_RE
 from agenthropic_site.parse.fields import count_of, dict_of, text_of
 from agenthropic_site.parse.scan import AGENT_ID_TAIL_RE, SPAWN_TOOLS, Spawn, ToolResult, TranscriptFacts
 from agenthropic_site.parse.usage import read_tokens
 
-AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 # Result tails: `<usage>total_tokens: 76365\ntool_uses: 33\nduration_ms: 141871</usage>` (2.1.30+, format §4.2)
 # and the tagged form `<usage><subagent_tokens>…</subagent_tokens>…</usage>` ([C] 2.1.2xx, format §4.5).
 USAGE_BLOCK_RE = re.compile(r"<usage>(.*?)</usage>", re.S)

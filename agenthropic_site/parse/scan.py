@@ -11,11 +11,11 @@ from typing import Any
 from agenthropic_site.parse.fields import collapsed, content_text, count_of, dict_of, instant_of, list_of, text_of
 from agenthropic_site.parse.lines import Record
 from agenthropic_site.parse.messages import MessageBuilder
+from agenthropic_site.ids import AGENT_ID, SESSION_ID_RE
 from agenthropic_site.parse.model import Compaction, LineError, Warning
 from agenthropic_site.parse.usage import SYNTHETIC_MODEL, Candidate, candidate_from
 from agenthropic_site.records import record_class
 
-SESSION_ID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 # Task (≤2.1.62), Agent (≥2.1.63), Workflow (≥2.1.154) spawn agents (format §4.1).
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
@@ -28,8 +28,8 @@ KNOWN_TYPES = frozenset(
     }
 )
 # Result tails: "agentId: a7d41f9 (for resuming…" 2.0.76–2.1.29+, "agentId: ab1e… (use SendMessage…" 2.1.114.
-AGENT_ID_TAIL_RE = re.compile(r"agentId: ([A-Za-z0-9][A-Za-z0-9_-]{0,127})")
-RUN_DIR_RE = re.compile(r"subagents/workflows/([A-Za-z0-9][A-Za-z0-9_-]{0,127})")
+AGENT_ID_TAIL_RE = re.compile(rf"agentId: ({AGENT_ID})")
+RUN_DIR_RE = re.compile(rf"subagents/workflows/({AGENT_ID})")
 NOTIFICATION_TAG_RE = {
     tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.S) for tag in ("task-id", "tool-use-id", "status", "summary")
 }

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from agenthropic_site.ids import AGENT_ID_RE
 from agenthropic_site.parse import checkpoint
 from agenthropic_site.parse.fields import clip_words, text_of
 from agenthropic_site.parse.lines import Record, decode_jsonl, iter_jsonl
@@ -25,7 +26,6 @@ SPECIAL_PREFIXES = (("acompact-", "compaction"), ("aside_question-", "side_quest
 # calls are not known to, but they are background calls of the parent too, so they never win a
 # message id from it and are not witnesses of spawns.
 REPLAYING_KINDS = frozenset({"compaction", "side_question", "prompt_suggestion"})
-INLINE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 TITLE_MAX_CHARS = 120
 # The summariser's last record lands within ~0.5 s of its boundary (format §6, 5/5 in 2.1.39).
 COMPACTION_PAIR_SECONDS = 5.0
@@ -262,7 +262,7 @@ def split_sidechains(records: Iterable[Record], groups_out: list[tuple[str, list
         parent = text_of(data.get("parentUuid"))
         group = owner_of_uuid.get(parent or "")
         if group is None and (parent is None or current is None):
-            group = uuid if uuid and INLINE_ID_RE.match(uuid) and uuid not in groups else f"sidechain-{record.line}"
+            group = uuid if uuid and AGENT_ID_RE.match(uuid) and uuid not in groups else f"sidechain-{record.line}"
             groups[group] = []
         elif group is None:
             group = current

@@ -51,7 +51,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' own helpers
 
 from agenthropic_site.audit.archive import read_site  # noqa: E402
-from agenthropic_site.corpus.walk import SESSION_ID_RE  # noqa: E402
+from agenthropic_site.ids import SESSION_ID_RE  # noqa: E402
 from agenthropic_site.live.settings import HOOK_EVENTS  # noqa: E402
 from agenthropic_site.live.spool import spool_path  # noqa: E402
 from agenthropic_site.cli import main as cli_main  # noqa: E402
