@@ -8,14 +8,13 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Any
 
+from agenthropic_site.ids import AGENT_ID, SESSION_ID_RE
 from agenthropic_site.parse.fields import collapsed, content_text, count_of, dict_of, instant_of, list_of, text_of
 from agenthropic_site.parse.lines import Record
 from agenthropic_site.parse.messages import MessageBuilder
-from agenthropic_site.ids import AGENT_ID, SESSION_ID_RE
 from agenthropic_site.parse.model import Compaction, LineError, Warning
 from agenthropic_site.parse.usage import SYNTHETIC_MODEL, Candidate, candidate_from
 from agenthropic_site.records import record_class
-
 
 # Task (≤2.1.62), Agent (≥2.1.63), Workflow (≥2.1.154) spawn agents (format §4.1).
 SPAWN_TOOLS = frozenset({"Task", "Agent"})

@@ -408,10 +408,12 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
     """
     watch = Watch(work / "corpus", work / "live" / "site", work / "live" / "cache", work / "watch.log") if watching else None
     try:
-        return _steps(corpora, work, seconds, seed, steps, keep, watch)
+        tally = _steps(corpora, work, seconds, seed, steps, keep, watch)
     finally:
-        if watch is not None:
-            watch.stop()
+        stopped = watch.stop() if watch is not None else None
+    if stopped is not None:
+        tally.different.append(f"at the end: {stopped}")
+    return tally
 
 
 def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None, keep: bool, watch: Watch | None) -> Tally:
@@ -469,8 +471,8 @@ def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: in
             if keep:
                 break
             # Start again from the cold build, so that the next steps are not judged by this one.
-            if watch is not None:
-                watch.stop()
+            if watch is not None and (stopped := watch.stop()) is not None:
+                tally.different.append(f"step {step}, stopped to start again: {stopped}")
             shutil.rmtree(work / "live")
             shutil.copytree(work / "cold", work / "live", symlinks=True)
             if watch is not None and (how := watch.start(options)) != "by --watch":
