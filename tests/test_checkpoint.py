@@ -249,7 +249,8 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         run_build(config(cold / "corpus", cold / "site", cold / "cache"))
         assert tree_bytes(out) == tree_bytes(cold / "site"), what
         assert stored_bodies(cache) == stored_bodies(cold / "cache"), what
-        for table in ("agents", "orchestration_edges", "compactions"):  # written row by row where they changed (Cache._write_rows)
+        # Written row by row where they changed (Cache._write_rows), and the bodies from the piece a splice falls in, with their checksums.
+        for table in ("agents", "orchestration_edges", "compactions", "transcripts", "transcript_pieces"):
             assert table_rows(cache, table) == table_rows(cold / "cache", table), (what, table)
         assert table_rows(cache, "checkpoint_chunks") == stored_chunks(cache), what  # only those the checkpoints name, each as named
         assert_digests_are_of_the_stored_rows(cache)  # spliced (a reply going on replaces the last) as written whole
@@ -264,22 +265,63 @@ def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(dem
     sid = main_file(demo_corpus).stem
     before = stored_bodies(cache)[(sid, sid)]
     written: list[tuple[str, int, int]] = []
-    put_body = store.Cache._put_body
+    events: list[str] = []
+    put_body, stored_body, write_session = store.Cache._put_body, store.Cache._stored_body, store.Cache.write_session
 
-    def counted(self: Cache, session_id: str, agent_id: str, body: bytes, digests: bytes, body_sum: str, unchanged_pieces: int) -> None:
-        written.append((agent_id, unchanged_pieces, len(body)))
-        put_body(self, session_id, agent_id, body, digests, body_sum, unchanged_pieces)
+    def counted(self: Cache, session_id: str, agent_id: str, pieces: list[tuple[int, memoryview, str]], digests: bytes, body_sum: str,
+                first: int) -> None:
+        written.append((agent_id, first, sum(len(data) for _, data, _ in pieces)))
+        put_body(self, session_id, agent_id, pieces, digests, body_sum, first)
+
+    def read(self: Cache, *args: Any) -> bytearray | None:
+        events.append("a whole body read")
+        return stored_body(self, *args)
+
+    def writing(self: Cache, *args: Any, **kwargs: Any) -> Any:
+        events.append("write")
+        try:
+            return write_session(self, *args, **kwargs)
+        finally:
+            events.append("written")
 
     monkeypatch.setattr(store.Cache, "_put_body", counted)
+    monkeypatch.setattr(store.Cache, "_stored_body", read)
+    monkeypatch.setattr(store.Cache, "write_session", writing)
     ask_again(demo_corpus, "pieces-late", "and one more")
     run_build(config(demo_corpus, out, cache))
     ((agent_id, unchanged, size),) = written
     after = stored_bodies(cache)[(sid, sid)]
     # Only the main transcript is written, and only from the piece its last byte of old messages falls in.
-    assert agent_id == sid and unchanged == (len(before) - 1) // 100 and size == len(after) > len(before)
+    assert agent_id == sid and unchanged == (len(before) - 1) // 100 and unchanged * 100 + size == len(after) > len(before)
+    # Written without reading the stored body whole (only the piece it changes); the render reads it, checked.
+    assert events == ["write", "written", "a whole body read"]
     assert after[: unchanged * 100] == before[: unchanged * 100]
     assert_equals_cold_build(demo_corpus, out, tmp_path)
     assert_digests_are_of_the_stored_rows(cache)
+
+
+def test_a_damaged_piece_an_append_does_not_read_is_found_when_the_page_reads_it(demo_corpus: Path, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An append checks the checksums of the pieces it keeps, not their bytes: the render reads them, finds the flipped byte; the session is derived again."""
+    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
+    monkeypatch.setattr(store, "BODY_PIECE", 100)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    run_build(config(demo_corpus, out, cache))
+    sid = main_file(demo_corpus).stem
+    before = stored_bodies(cache)[(sid, sid)]
+    assert len(before) > 300  # pieces 0 and 1 stand whole after the append
+    with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn, conn:
+        ((data,),) = conn.execute("SELECT bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece = 1", (sid, sid))
+        flipped = bytearray(data)
+        flipped[50] ^= 0x20  # a letter's case, or another character: the piece's checksum no longer holds
+        conn.execute("UPDATE transcript_pieces SET bytes = ? WHERE session_id = ? AND agent_id = ? AND piece = 1", (bytes(flipped), sid, sid))
+    ask_again(demo_corpus, "pieces-damaged", "and one more")
+    result = run_build(config(demo_corpus, out, cache))
+    assert len(result.cache_repairs) == 1 and "the stored transcript of an agent of session" in result.cache_repairs[0]
+    after = stored_bodies(cache)[(sid, sid)]
+    assert after[100:200] == before[100:200] and after[:len(before) - 1] == before[:-1]  # derived again: the byte as it was
+    assert_equals_cold_build(demo_corpus, out, tmp_path)
+    assert not run_build(config(demo_corpus, out, cache)).cache_repairs
 
 
 def assert_digests_are_of_the_stored_rows(cache: Path) -> None:

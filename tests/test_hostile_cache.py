@@ -109,7 +109,7 @@ def a_stored_title(cache: Path, column: str) -> tuple[str, bytes, str]:
     raise AssertionError("no session with a plain title")
 
 
-DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "message-digest", "graph", "token-count", "agent", "blob"]
+DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "message-digest", "piece-checksum", "graph", "token-count", "agent", "blob"]
 
 
 class Built(NamedTuple):
@@ -163,6 +163,12 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
         flipped = bytearray(digests)
         flipped[len(flipped) // 2] ^= 1
         change(cache, "UPDATE transcripts SET digests = ? WHERE session_id = ? AND agent_id = ?", (bytes(flipped), sid, agent))
+        (out / "sessions" / sid / "agents" / f"{agent}.html").unlink()
+    elif damage == "piece-checksum":  # a piece's bytes as written, its checksum not: the body's checksum is over the pieces'
+        sid, agent, _, _ = a_stored_transcript_text(cache)
+        ((piece_sum,),) = rows(cache, "SELECT piece_sum FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece = 0", (sid, agent))
+        flipped = ("1" if piece_sum[0] == "0" else "0") + piece_sum[1:]
+        change(cache, "UPDATE transcript_pieces SET piece_sum = ? WHERE session_id = ? AND agent_id = ? AND piece = 0", (flipped, sid, agent))
         (out / "sessions" / sid / "agents" / f"{agent}.html").unlink()
     elif damage == "graph":
         ((digest, svg),) = rows(cache, "SELECT digest, svg FROM svg_cache ORDER BY length(svg) DESC LIMIT 1")
@@ -244,6 +250,7 @@ EXPECTED = {
     "transcript": "the stored transcript of an agent of session",
     "truncated-transcript": "the stored transcript of an agent of session",
     "message-digest": "the stored transcript of an agent of session",
+    "piece-checksum": "the stored transcript of an agent of session",
     "graph": "a stored graph",
     "token-count": "the stored rows of session",
     "agent": "the stored rows of session",

@@ -68,10 +68,14 @@ def last_start(body_len: int, last_len: int, count_at_least_two: bool) -> int:
     return body_len - 1 - last_len - (1 if count_at_least_two else 0)
 
 
-def spliced(body: bytes | bytearray, keep: int, messages_json: bytes | bytearray) -> bytes:
-    """Return `body` with everything after its first `keep` bytes (the list's `[` and whole messages) replaced by these messages' JSON list."""
-    # Views, joined once: a 30 MB body is not copied into a head and then again into the result.
-    head, inner = memoryview(body)[:keep], memoryview(messages_json)[1:-1]
+def spliced(head: bytes | bytearray | memoryview, keep: int, messages_json: bytes | bytearray) -> bytes:
+    """Return a body's bytes from the piece its first `keep` bytes end in: `head`, then these messages' JSON list's items and `]`.
+
+    `keep`: the list's `[` and the whole messages kept; `head`: those of them in that piece (the
+    pieces before it stand as stored).
+    """
+    # Views, joined once: a body's piece is not copied into a head and then again into the result.
+    inner = memoryview(messages_json)[1:-1]
     if not len(inner):
         return b"".join([head, b"]"])
-    return b"".join([head, b"," if len(head) > 1 else b"", inner, b"]"])
+    return b"".join([head, b"," if keep > 1 else b"", inner, b"]"])

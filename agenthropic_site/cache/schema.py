@@ -4,7 +4,8 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 25  # 25: long lists of a scan checkpoint in chunks (checkpoint_chunks), a view's requests kept once (views.usage);
+SCHEMA_VERSION = 26  # 26: each body piece its own checksum (transcript_pieces.piece_sum), chained into the body's;
+# 25: long lists of a scan checkpoint in chunks (checkpoint_chunks), a view's requests kept once (views.usage);
 # 24: small sidecars' bytes kept (parsed_files.sidecar);
 # 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
 # 22: each stored message's digest (transcripts.digests); 21: row digests by orjson (store.rows_digest), not repr
@@ -124,11 +125,15 @@ CREATE TABLE transcripts (
 );
 -- A transcript's body (the JSON list of its message rows) in pieces of BODY_PIECE bytes, in order:
 -- an append rewrites the pieces from the one it changes on, not the whole body (an 11.7 MB main
--- transcript was written again whole, 0.15 s of each append to it).
+-- transcript was written again whole, 0.15 s of each append to it). Each piece has its checksum
+-- (over its index and bytes), and `transcripts.body_sum` is over those in order: an append reads
+-- and checks the piece it changes, not the 11.7 MB before it. The checksum sits before the bytes:
+-- the checksums are read without walking the pieces' overflow pages.
 CREATE TABLE transcript_pieces (
     session_id TEXT NOT NULL,
     agent_id TEXT NOT NULL,
     piece INTEGER NOT NULL,
+    piece_sum TEXT NOT NULL,
     bytes BLOB NOT NULL,
     PRIMARY KEY (session_id, agent_id, piece),
     FOREIGN KEY (session_id, agent_id) REFERENCES transcripts(session_id, agent_id) ON DELETE CASCADE

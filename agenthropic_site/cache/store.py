@@ -227,11 +227,11 @@ def cache_os_problem(exc: OSError, folder: Path) -> CacheError | None:
     return None
 
 
-def _sum(*parts: str | bytes | bytearray | int | None) -> str:
+def _sum(*parts: str | bytes | bytearray | memoryview | int | None) -> str:
     """Return the checksum kept beside a stored row (over its key and its values)."""
     digest = hashlib.sha256()
     for part in parts:
-        if isinstance(part, (bytes, bytearray)):
+        if isinstance(part, (bytes, bytearray, memoryview)):
             # The same bytes as the other kinds' (length, tag, value), without copying a large value twice.
             digest.update((len(part) + 1).to_bytes(8, "big") + b"b")
             digest.update(part)
@@ -244,6 +244,19 @@ def _sum(*parts: str | bytes | bytearray | int | None) -> str:
             data = b"s" + part.encode("utf-8", "surrogatepass")
         digest.update(len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
+
+
+def _body_sum(session_id: str, agent_id: str, piece_sums: Sequence[str], digests: bytes | bytearray) -> str:
+    """Return a stored body's checksum: over its pieces' checksums in order (`_pieces`) and its messages' digests."""
+    return _sum(session_id, agent_id, "".join(piece_sums), digests)
+
+
+def _pieces(session_id: str, agent_id: str, first: int, data: bytes | bytearray) -> list[tuple[int, memoryview, str]]:
+    """Cut a body's bytes from piece `first` on into pieces of BODY_PIECE bytes (one at least): each with its index and checksum."""
+    view = memoryview(data)
+    return [(first + number, part, _sum(session_id, agent_id, first + number, part))
+            for number in range(max(1, -(-len(view) // BODY_PIECE)))
+            for part in (view[number * BODY_PIECE : (number + 1) * BODY_PIECE],)]
 
 
 def _view_row_sound(session_id: str, excluded: int, body_sum: str, summary_sum: str, row_sum: str) -> bool:
@@ -829,21 +842,23 @@ class Cache:
             if agent_id in shapes:
                 continue
             made = encoded.pop(agent_id, None) or encode_messages(parsed.transcripts[agent_id])
-            body: bytes | bytearray = made.body
+            body: bytes | bytearray = made.body  # from piece `first` on: the pieces before it stand as stored
             digests, last_len = made.digests, made.last_len
             many = made.count >= 2
             del made  # the body's only reference is `body`, dropped once written
-            unchanged_pieces = 0
+            first = 0
+            kept_sums: list[str] = []  # the checksums of the stored pieces that stand: none for a body written whole
             if agent_id in parsed.tails:
                 keep = used[agent_id].body_last if parsed.tails[agent_id] else used[agent_id].body_len - 1
-                body, digests = self._spliced(sid, agent_id, used[agent_id], keep, body, digests, replaced=parsed.tails[agent_id])
+                first, kept_sums, body, digests = self._spliced(sid, agent_id, used[agent_id], keep, body, digests, replaced=parsed.tails[agent_id])
                 many = many or keep > 1
-                unchanged_pieces = keep // BODY_PIECE  # the stored body's first `keep` bytes stand
-            body_sum = _sum(sid, agent_id, body, digests)
-            shapes[agent_id] = BodyShape(body_sum, len(body), last_start(len(body), last_len, many))
+            pieces = _pieces(sid, agent_id, first, body)
+            body_sum = _body_sum(sid, agent_id, [*kept_sums, *(piece_sum for _, _, piece_sum in pieces)], digests)
+            body_len = first * BODY_PIECE + len(body)
+            shapes[agent_id] = BodyShape(body_sum, body_len, last_start(body_len, last_len, many))
             if stored.get(agent_id) != body_sum:
-                self._put_body(sid, agent_id, body, digests, body_sum, unchanged_pieces if agent_id in stored else 0)
-            del body  # one body alive at a time
+                self._put_body(sid, agent_id, pieces, digests, body_sum, first if agent_id in stored else 0)
+            del body, pieces  # one body alive at a time
         return shapes
 
     def _write_usage(self, sid: str, rows: list[tuple[Any, ...]], stored: list[tuple[Any, ...]] | None
@@ -931,38 +946,55 @@ class Cache:
         """Return a mark of the cache file's contents: it differs after any write, by this connection or another."""
         return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
 
-    def _put_body(self, sid: str, agent_id: str, body: bytes | bytearray, digests: bytes, body_sum: str, unchanged_pieces: int) -> None:
-        """Store a transcript's body, its messages' digests and their checksum; its pieces from `unchanged_pieces` on (the first hold its bytes)."""
+    def _put_body(self, sid: str, agent_id: str, pieces: list[tuple[int, memoryview, str]], digests: bytes, body_sum: str, first: int) -> None:
+        """Store a transcript's checksum, its messages' digests and its pieces from `first` on (`_pieces`; the first pieces stand as stored)."""
         conn = self.conn
         conn.execute("INSERT INTO transcripts VALUES (?, ?, ?, ?) ON CONFLICT(session_id, agent_id) DO UPDATE SET "
                      "body_sum = excluded.body_sum, digests = excluded.digests", (sid, agent_id, body_sum, digests))
-        conn.execute("DELETE FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece >= ?", (sid, agent_id, unchanged_pieces))
-        view = memoryview(body)
-        conn.executemany("INSERT INTO transcript_pieces VALUES (?, ?, ?, ?)", (
-            (sid, agent_id, piece, view[piece * BODY_PIECE : (piece + 1) * BODY_PIECE])
-            for piece in range(unchanged_pieces, max(1, -(-len(body) // BODY_PIECE)))
-        ))
+        conn.execute("DELETE FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece >= ?", (sid, agent_id, first))
+        conn.executemany("INSERT INTO transcript_pieces VALUES (?, ?, ?, ?, ?)",
+                         ((sid, agent_id, index, piece_sum, data) for index, data, piece_sum in pieces))
 
-    def _stored_body(self, sid: str, agent_id: str) -> bytearray:
-        """Return a transcript's stored body, its pieces joined in order (empty when it has none)."""
+    def _stored_body(self, sid: str, agent_id: str, body_sum: str, digests: bytes) -> bytearray | None:
+        """Return a transcript's stored body, its pieces joined in order, when each piece and the body's checksum are as written; else None."""
         body = bytearray()  # grown in place: the pieces and a joined copy are never all alive at once
-        for (piece,) in self.conn.execute(
-            "SELECT bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? ORDER BY piece", (sid, agent_id)
-        ):
-            body += piece
-        return body
+        sums = []
+        for index, (piece, piece_sum, data) in enumerate(self.conn.execute(
+            "SELECT piece, piece_sum, bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? ORDER BY piece", (sid, agent_id)
+        )):
+            if piece != index or not isinstance(data, bytes) or _sum(sid, agent_id, piece, data) != piece_sum:
+                return None
+            body += data
+            sums.append(piece_sum)
+        return body if _body_sum(sid, agent_id, sums, digests) == body_sum else None
 
     def _spliced(self, sid: str, agent_id: str, checkpoint: ScanCheckpoint, keep: int, tail: bytes | bytearray, tail_digests: bytes,
-                 replaced: bool) -> tuple[bytes, bytes]:
-        """Return the stored body of a transcript scanned from a checkpoint, its first `keep` bytes followed by the scan's messages, and their digests.
+                 replaced: bool) -> tuple[int, list[str], bytes, bytes]:
+        """Return how a transcript scanned from a checkpoint is stored: its first `keep` bytes as they are, then the scan's messages.
 
+        That is the piece its stored body changes from, the checksums of the pieces before it,
+        the bytes from that piece on, and every message's digest. Only that piece is read: the
+        checksums of all are checked against the body's (the pieces' bytes are checked where read).
         `replaced`: the scan's first message replaces the last stored one (the bytes kept end before it).
         """
-        body, digests = self._stored_body(sid, agent_id), self._stored_digests(sid, agent_id)
-        if _sum(sid, agent_id, body, digests) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
+        digests = self._stored_digests(sid, agent_id)
+        rows = self.conn.execute("SELECT piece, piece_sum FROM transcript_pieces WHERE session_id = ? AND agent_id = ? ORDER BY piece",
+                                 (sid, agent_id)).fetchall()
+        first, within = divmod(keep, BODY_PIECE)
+        head: bytes | memoryview = b""
+        if within:
+            row = self.conn.execute("SELECT piece_sum, bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece = ?",
+                                    (sid, agent_id, first)).fetchone()
+            sound = row is not None and isinstance(row[1], bytes) and len(row[1]) >= within and _sum(sid, agent_id, first, row[1]) == row[0]
+            head = memoryview(row[1])[:within] if sound else b""
+        else:
+            sound = True
+        sums = [piece_sum for _, piece_sum in rows]
+        sound = sound and [piece for piece, _ in rows] == list(range(len(rows))) and all(isinstance(piece_sum, str) for piece_sum in sums)
+        if not sound or _body_sum(sid, agent_id, sums, digests) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
             raise CacheDamaged(f"the stored transcript of an agent of session {sid}", (("session", sid),))
         kept = len(digests) - (MESSAGE_DIGEST_BYTES if replaced and digests else 0)
-        return spliced(body, keep, tail), digests[:kept] + tail_digests
+        return first, sums[:first], spliced(head, keep, tail), digests[:kept] + tail_digests
 
     def _stored_digests(self, sid: str, agent_id: str) -> bytes:
         """Return the digests of a transcript's stored messages, in order (empty when it has none stored)."""
@@ -1527,8 +1559,9 @@ class Cache:
         if row is None:
             self.verify_sessions([session_id], ("transcripts",))  # sound only if the session has none for this agent
             return [], b""
-        body, digests = self._stored_body(session_id, agent_id), row[1]
-        messages = _decode_messages(body) if isinstance(digests, bytes) and row[0] == _sum(session_id, agent_id, body, digests) else None
+        digests = row[1]
+        body = self._stored_body(session_id, agent_id, row[0], digests) if isinstance(digests, bytes) else None
+        messages = _decode_messages(body) if body is not None else None
         if messages is None or len(digests) != MESSAGE_DIGEST_BYTES * len(messages):
             raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
         return messages, digests
