@@ -59,25 +59,25 @@ def main() -> int:
     env = {**base_env(scratch / "home"), "PYTHONPATH": package_copy(scratch, os.environ.get("PYTHONPATH"))}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(scratch / "src")], env=env, check=True)
     print(f"session: {size / 2**20:.1f} MiB in {sum(1 for _ in (scratch / 'corpus').rglob('*.jsonl'))} transcripts")
-    cold, cold_rss = timed_build(*folders, env)
+    cold, cold_rss = timed_build(*folders, env, scratch)
     print(f"  cold           {cold:6.2f} s  {cold_rss:5.0f} MiB")
-    same, same_rss = timed_build(*folders, env)
+    same, same_rss = timed_build(*folders, env, scratch)
     print(f"  no change      {same:6.2f} s  {same_rss:5.0f} MiB")
     at = latest_instant(scratch / "corpus")
     runs, colds = [], []
     for number in range(1, args.appends + 1):
         append(main_file, new_message_line(main_file, at + timedelta(seconds=number)))
-        runs.append(timed_build(*folders, env))
+        runs.append(timed_build(*folders, env, scratch))
         print(f"  append {number}       {runs[-1][0]:6.2f} s  {runs[-1][1]:5.0f} MiB")
         again = (scratch / "corpus", scratch / "cold-out", scratch / "cold-cache")
-        colds.append(timed_build(*again, env)[0])
+        colds.append(timed_build(*again, env, scratch)[0])
         shutil.rmtree(again[1])
         shutil.rmtree(again[2])
         print(f"  cold {number}         {colds[-1]:6.2f} s  (ratio {runs[-1][0] / colds[-1]:.2f})")
     started = []
     for number in range(1, args.new_agents + 1):
         new_agent_file(main_file, number)
-        started.append(timed_build(*folders, env)[0])
+        started.append(timed_build(*folders, env, scratch)[0])
         print(f"  new agent {number}    {started[-1]:6.2f} s")
     ratio = statistics.median(wall / cold_wall for (wall, _), cold_wall in zip(runs, colds, strict=True))
     peak = max(rss for _, rss in runs)

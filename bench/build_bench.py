@@ -51,11 +51,15 @@ def package_copy(folder: Path, pythonpath: str | None) -> str:
     return os.pathsep.join(filter(None, [str(src), pythonpath]))
 
 
-def timed_build(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run one build (in `env`, else this process's environment); return (wall seconds, peak RSS MiB of that process)."""
+def timed_build(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None = None, cwd: Path = REPO) -> tuple[float, float]:
+    """Run one build (in `env`, else this process's environment) from `cwd`; return (wall seconds, peak RSS MiB of that process).
+
+    `python -m` puts its working folder first on sys.path: a build meant to run a `package_copy`
+    runs from a folder outside the checkout, or the checkout's package shadows the copy.
+    """
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out),
-                                "--cache", str(cache), "--now", NOW, "-q"], cwd=REPO, env=env)
+                                "--cache", str(cache), "--now", NOW, "-q"], cwd=cwd, env=env)
     _, _, usage = os.wait4(process.pid, 0)  # this child's own rusage, not the largest child's so far
     wall = time.perf_counter() - started
     process.returncode = 0  # reaped by wait4; keep Popen from waiting again
