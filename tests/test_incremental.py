@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -18,7 +19,7 @@ from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.config import BuildConfig, parse_instant
-from conftest import DEMO_CORPUS, DEMO_NOW, fuzz_harness, tree_bytes
+from conftest import DEMO_CORPUS, DEMO_NOW, fuzz_harness, plain_copy, tree_bytes
 from records import OTHER_SID, SID, assistant, usage, user, write
 
 SESSION = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # main + subagents + compaction in the demo corpus
@@ -506,6 +507,26 @@ def test_the_incremental_harness_compares_rebuilds_with_cold_builds_and_names_a_
     assert harness.main([str(DEMO_CORPUS), "--steps", "1", "--keep", str(tmp_path / "kept")]) == 1
     assert capsys.readouterr().out.endswith("1 steps compared, 1 different\n")
     assert (tmp_path / "kept" / "live" / "site" / "report.html").read_bytes().endswith(b"\n\n")
+
+
+@pytest.mark.parametrize("keep_sessions", [False, True])
+def test_the_incremental_harness_can_keep_every_session_and_append_to_the_longest(tmp_path: Path, keep_sessions: bool) -> None:
+    """`--keep-sessions` pins the sessions given (a run on one large session keeps it); `--long-share 1` appends only to the longest transcripts."""
+    harness = fuzz_harness("incremental_differential")
+    root = plain_copy(DEMO_CORPUS, tmp_path / "corpus")
+    corpus = harness.Corpus(root, random.Random(7), keep_sessions=keep_sessions, long_share=1.0)
+    sessions = {path.relative_to(root) for path in corpus.main_files()}
+    assert len(sessions) >= 3 and len(corpus.transcripts()) > 10
+    said = [corpus.change() for _ in range(150)]
+    appended_to = {line.rsplit(" to ", 1)[1] for line in said if line.startswith("appended ")}
+    assert 1 <= len(appended_to) <= 6, appended_to  # among the three longest of the moment
+    after = {path.relative_to(root) for path in corpus.main_files()}
+    touched = [line for line in said if line.startswith(("removed session", "copied session")) or
+               any(line == f"removed {session.as_posix()}" for session in sessions)]
+    if keep_sessions:
+        assert after == sessions and touched == [], touched
+    else:
+        assert after != sessions and touched, "the same draws without the option remove or copy a session"
 
 
 @pytest.mark.slow

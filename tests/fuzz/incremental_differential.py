@@ -29,6 +29,9 @@ compared (a watch has no exit status a pass).
 Each difference is printed with the step and the changes that led to it, then the live site starts
 again from the cold one; the exit status is then 1. `--seed S --steps N` draws the same steps again,
 and `--keep DIR` stops at the first difference, leaving the corpus and both builds in DIR.
+`--keep-sessions` neither removes nor copies a session (nor removes a main transcript), and
+`--long-share P` sends that share of the appends (default 0.25) to one of the three longest
+transcripts: a run meant for one large session keeps it, and appends to its main transcript often.
 """
 
 from __future__ import annotations
@@ -80,6 +83,8 @@ class Corpus:
     removed: dict[Path, bytes] = field(default_factory=dict)  # files taken away, to put back
     partial: dict[Path, bytes] = field(default_factory=dict)  # the rest of a line whose first bytes were appended
     hook_env: dict[str, str] = field(default_factory=dict)  # where `agenthropic hook` spools for the live build
+    keep_sessions: bool = False  # no session removed or copied, no main transcript removed
+    long_share: float = 0.25  # of the appends, those that go to one of the three longest transcripts
 
     def transcripts(self) -> list[Path]:
         """Return every transcript of the corpus, in path order."""
@@ -118,7 +123,7 @@ def _append_line(corpus: Corpus) -> str | None:
     if not files:
         return None
     target = corpus.rng.choice(files)
-    if corpus.rng.random() < 0.25:
+    if corpus.rng.random() < corpus.long_share:
         # One of the longest: a transcript of many pages, whose layout and search rows a rebuild carries on.
         target = corpus.rng.choice(sorted(files, key=lambda path: (-path.stat().st_size, path))[:3])
     source = target if corpus.rng.random() < 0.6 else corpus.rng.choice(files)
@@ -247,6 +252,8 @@ def _touch(corpus: Corpus) -> str | None:
 def _remove_file(corpus: Corpus) -> str | None:
     """Take a transcript or a JSON file beside them away (kept, to be put back)."""
     files = corpus.transcripts() + corpus.sidecars()
+    if corpus.keep_sessions:
+        files = [path for path in files if path not in corpus.main_files()]
     if len(files) < 2:
         return None
     target = corpus.rng.choice(files)
@@ -269,7 +276,7 @@ def _put_back(corpus: Corpus) -> str | None:
 def _copy_session(corpus: Corpus) -> str | None:
     """Copy a session's main transcript and its folder under a new id, in its project or another (a replay of it)."""
     mains = corpus.main_files()
-    if not mains:
+    if not mains or corpus.keep_sessions:
         return None
     source = corpus.rng.choice(mains)
     projects = sorted(path for path in corpus.root.iterdir() if path.is_dir())
@@ -288,7 +295,7 @@ def _copy_session(corpus: Corpus) -> str | None:
 def _remove_session(corpus: Corpus) -> str | None:
     """Remove a session: its main transcript and its folder."""
     mains = corpus.main_files()
-    if len(mains) < 2:
+    if len(mains) < 2 or corpus.keep_sessions:
         return None
     source = corpus.rng.choice(mains)
     source.unlink()
@@ -401,14 +408,15 @@ class Watch:
 
 
 def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None = None, keep: bool = False,
-            watching: bool = False) -> Tally:
+            watching: bool = False, keep_sessions: bool = False, long_share: float = 0.25) -> Tally:
     """Run steps on a copy of `corpora` in `work` until `seconds` have passed or `steps` were run.
 
     `keep`: or until the first difference, left as it is. `watching`: the live site is kept by `agenthropic build --watch`.
+    `keep_sessions` and `long_share`: as the Corpus has them.
     """
     watch = Watch(work / "corpus", work / "live" / "site", work / "live" / "cache", work / "watch.log") if watching else None
     try:
-        tally = _steps(corpora, work, seconds, seed, steps, keep, watch)
+        tally = _steps(corpora, work, seconds, seed, steps, keep, watch, keep_sessions, long_share)
     finally:
         stopped = watch.stop() if watch is not None else None
     if stopped is not None:
@@ -416,7 +424,8 @@ def compare(corpora: list[Path], work: Path, seconds: float, seed: int, steps: i
     return tally
 
 
-def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None, keep: bool, watch: Watch | None) -> Tally:
+def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: int | None, keep: bool, watch: Watch | None,
+           keep_sessions: bool, long_share: float) -> Tally:
     """Run the steps `compare` describes, the live site built by `watch` when there is one."""
     root = work / "corpus"
     for source in corpora:
@@ -424,7 +433,7 @@ def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: in
             shutil.copytree(project, root / project.name, symlinks=True, dirs_exist_ok=True)
     rng = random.Random(seed)
     live_out, live_cache = work / "live" / "site", work / "live" / "cache"
-    corpus = Corpus(root, rng, hook_env={"AGENTHROPIC_CACHE_DIR": str(live_cache)})
+    corpus = Corpus(root, rng, hook_env={"AGENTHROPIC_CACHE_DIR": str(live_cache)}, keep_sessions=keep_sessions, long_share=long_share)
     options = Options()
     tally = Tally()
     if watch is None:
@@ -496,15 +505,23 @@ def main(argv: list[str]) -> int:
                         help="keep the live site with a real `agenthropic build --watch` process (only the sites are compared)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="work in this new folder and stop at the first difference, leaving its corpus, live/ and cold/ builds there")
+    parser.add_argument("--keep-sessions", action="store_true",
+                        help="never remove or copy a session, nor remove a main transcript (a run on one large session keeps it)")
+    parser.add_argument("--long-share", type=float, default=0.25, metavar="P",
+                        help="the share of appends that go to one of the three longest transcripts (default 0.25)")
     args = parser.parse_args(argv)
+    if not 0 <= args.long_share <= 1:
+        parser.error("--long-share is a share: from 0 to 1")
     if args.seconds is None:
         args.seconds = 60.0 if args.steps is None else float("inf")
     if args.keep is not None:
         args.keep.mkdir(parents=True)
-        tally = compare(args.corpora, args.keep, args.seconds, args.seed, args.steps, keep=True, watching=args.watch)
+        tally = compare(args.corpora, args.keep, args.seconds, args.seed, args.steps, keep=True, watching=args.watch,
+                        keep_sessions=args.keep_sessions, long_share=args.long_share)
     else:
         with tempfile.TemporaryDirectory(prefix="incremental-differential-") as folder:
-            tally = compare(args.corpora, Path(folder), args.seconds, args.seed, args.steps, watching=args.watch)
+            tally = compare(args.corpora, Path(folder), args.seconds, args.seed, args.steps, watching=args.watch,
+                            keep_sessions=args.keep_sessions, long_share=args.long_share)
     for line in tally.different:
         print(line)
     print(f"{tally.compared} steps compared, {len(tally.different)} different")
