@@ -250,7 +250,7 @@ def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_or_refused_past_t
     path = tmp_path / "t.jsonl"
     path.write_bytes(data)
     st = os.lstat(path)
-    ref = FileRef("t.jsonl", st.st_size, st.st_mtime_ns, st.st_ino)
+    ref = FileRef("t.jsonl", st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
     root = str(tmp_path.resolve())
     assert read_bytes(root, ref, 8 << 20) == data
     real_fstat = os.fstat

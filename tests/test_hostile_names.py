@@ -269,7 +269,7 @@ def test_a_hard_link_to_a_file_outside_the_corpus_is_not_read(tmp_path: Path) ->
     # A link made after the walk is refused when the file is opened.
     alone = write(corpus / adv.PROJECT / f"{OTHER_SID}.jsonl", user("o1", secret, session=OTHER_SID))
     st = alone.stat()
-    ref = FileRef(f"{adv.PROJECT}/{OTHER_SID}.jsonl", st.st_size, st.st_mtime_ns, st.st_ino)
+    ref = FileRef(f"{adv.PROJECT}/{OTHER_SID}.jsonl", st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
     root = real_root(corpus)
     assert secret.encode() in read_bytes(root, ref, 1 << 20)
     os.link(alone, outside / "second-name.jsonl")

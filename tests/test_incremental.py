@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
+from agenthropic_site.pipeline import parsing
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.config import BuildConfig, parse_instant
@@ -212,6 +213,28 @@ def test_in_place_edit_of_the_same_length_is_seen(demo_corpus: Path, tmp_path: P
     assert result.parsed == 1
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
     assert b"Bolling" in (tmp_path / "live" / "sessions" / SESSION / "index.html").read_bytes()
+
+
+@pytest.mark.parametrize("checkpoints", [False, True])
+def test_an_in_place_edit_with_its_time_set_back_is_seen(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checkpoints: bool) -> None:
+    """A rewrite that keeps its size, inode and modification time (set back, as `touch -r` or a restoring tool does) is seen by its ctime."""
+    if checkpoints:
+        monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)  # the file's checkpoint names its lstat: taken as it was without ctime
+    path = main_file(demo_corpus)
+    settings = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(settings)
+    before = path.stat()
+    edited = path.read_bytes().replace(b"Billing", b"Bolling")
+    with path.open("r+b") as handle:  # in place: the same inode
+        handle.write(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert after.st_ctime_ns != before.st_ctime_ns
+    result = run_build(settings)
+    assert result.parsed == 1 and result.transcripts_opened >= 1
+    assert b"Bolling" in (tmp_path / "live" / "sessions" / SESSION / "index.html").read_bytes()
+    assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
 
 
 def test_a_copied_corpus_is_compared_by_its_bytes_and_not_parsed_again(demo_corpus: Path, tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ class FileScanned:
     size: int | None
     mtime_ns: int | None
     inode: int | None
+    ctime_ns: int | None
     scanned: int
     scanned_digest: str
 

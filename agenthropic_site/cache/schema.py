@@ -4,7 +4,8 @@ Every stored row carries a checksum (`*_sum` columns, `row_sums` for what a sess
 said), so that damage to the file is found when the row is read and the row derived again.
 """
 
-SCHEMA_VERSION = 26  # 26: each body piece its own checksum (transcript_pieces.piece_sum), chained into the body's;
+SCHEMA_VERSION = 27  # 27: files' ctime beside size, mtime and inode (parsed_files, flat_owners, scan_checkpoints);
+# 26: each body piece its own checksum (transcript_pieces.piece_sum), chained into the body's;
 # 25: long lists of a scan checkpoint in chunks (checkpoint_chunks), a view's requests kept once (views.usage);
 # 24: small sidecars' bytes kept (parsed_files.sidecar);
 # 23: hook events of impossible times refused (a cache that stored one is rebuilt, its spool read again);
@@ -159,6 +160,7 @@ CREATE TABLE parsed_files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
     digest TEXT NOT NULL,
     sidecar BLOB,
     row_sum TEXT NOT NULL,
@@ -178,6 +180,7 @@ CREATE TABLE flat_owners (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
     session_id TEXT,
     row_sum TEXT NOT NULL
 );
@@ -221,7 +224,7 @@ CREATE TABLE svg_cache (
     svg_sum TEXT NOT NULL
 );
 -- Each transcript's scan checkpoint (parse/checkpoint.py), for sessions big enough to keep them:
--- the file as it was read (its size, mtime and inode when the read matched the walk; the bytes
+-- the file as it was read (its size, mtime, inode and ctime when the read matched the walk; the bytes
 -- scanned and their digest) and the stored transcript the state goes with (its checksum, its
 -- length, where its last message starts). A memo: never sealed with the session's rows, replaced
 -- where they changed when the session is written, each checked before use (pipeline/parsing.py).
@@ -232,6 +235,7 @@ CREATE TABLE scan_checkpoints (
     size INTEGER,
     mtime_ns INTEGER,
     inode INTEGER,
+    ctime_ns INTEGER,
     scanned INTEGER NOT NULL,
     scanned_digest TEXT NOT NULL,
     body_sum TEXT NOT NULL,

@@ -45,7 +45,7 @@ AGENT_COLUMNS = (("agent_id",), ("position", "parent_agent_id", "kind", "edge_so
                  "outcome_cause", "notification_status", "spawn_tool_use_id", "first_seen_at", "last_seen_at", "has_transcript", "reported"))
 EDGE_COLUMNS = (("parent", "child"), ("source", "tool_use_id"))
 COMPACTION_COLUMNS = (("seq",), ("agent_id", "uuid", "at", "trigger", "pre_tokens", "post_tokens", "compaction_agent_id"))
-PARSED_FILE_COLUMNS = (("rel",), ("size", "mtime_ns", "inode", "digest", "sidecar", "row_sum"))
+PARSED_FILE_COLUMNS = (("rel",), ("size", "mtime_ns", "inode", "ctime_ns", "digest", "sidecar", "row_sum"))
 # A usage row's columns in the table's order (schema.py), as `SELECT *` gives them and the row digests read them.
 USAGE_COLUMNS = (
     "session_id", "seq", "agent_id", "message_id", "request_id", "model", "input", "output", "cache_read", "cache_write_5m", "cache_write_1h",
@@ -357,7 +357,7 @@ class Cache:
         # A transaction's own seals count once it commits.
         self._sound: set[tuple[str, str]] = set()
         self._sound_pending: set[tuple[str, str]] | None = None
-        self._flat_owners: dict[str, tuple[int, int, int, str | None, str]] | None = None  # read on first use (flat_owner)
+        self._flat_owners: dict[str, tuple[int, int, int, int, str | None, str]] | None = None  # read on first use (flat_owner)
         # The last answer of shared_requests, with the sessions asked about and what had changed the
         # file then (this connection's changed rows, other connections' commits): asked again before
         # any row changed, it holds (an append asks three times in a row after writing its session:
@@ -628,21 +628,22 @@ class Cache:
         if self._flat_owners is None:
             # Every row at once: a corpus of the flat layout has one per sub-agent (579 lookups: 5 -> 1 ms).
             self._flat_owners = {row[0]: row[1:] for row in self.conn.execute(
-                "SELECT rel, size, mtime_ns, inode, session_id, row_sum FROM flat_owners")}
+                "SELECT rel, size, mtime_ns, inode, ctime_ns, session_id, row_sum FROM flat_owners")}
         row = self._flat_owners.get(ref.rel)
-        if row is None or row[:3] != (ref.size, ref.mtime_ns, ref.inode):
+        if row is None or row[:4] != (ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns):
             return False, None
-        if row[4] != _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, row[3]):
+        if row[5] != _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns, row[4]):
             self._note("the stored session of a flat agent file")
             return False, None  # read again; put_flat_owner replaces the row
-        return True, row[3]
+        return True, row[4]
 
     def put_flat_owner(self, ref: FileRef, session_id: str | None) -> None:
         """Remember which session a flat agent file names, keyed by its lstat signature."""
-        row_sum = _sum(ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id)
-        self.conn.execute("INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?,?)", (ref.rel, ref.size, ref.mtime_ns, ref.inode, session_id, row_sum))
+        signature = (ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns)
+        row_sum = _sum(ref.rel, *signature, session_id)
+        self.conn.execute("INSERT OR REPLACE INTO flat_owners VALUES (?,?,?,?,?,?,?)", (ref.rel, *signature, session_id, row_sum))
         if self._flat_owners is not None:
-            self._flat_owners[ref.rel] = (ref.size, ref.mtime_ns, ref.inode, session_id, row_sum)
+            self._flat_owners[ref.rel] = (*signature, session_id, row_sum)
 
     # -- ingest -------------------------------------------------------------------------------
 
@@ -695,13 +696,13 @@ class Cache:
         `sidecars_only`: only the files whose bytes are kept (the 60 MB session's 734 sidecars of its 1,533 files).
         """
         found = {}
-        for rel, size, mtime_ns, inode, digest, sidecar, row_sum in self.conn.execute(
-            "SELECT rel, size, mtime_ns, inode, digest, sidecar, row_sum FROM parsed_files WHERE session_id = ?"
+        for rel, size, mtime_ns, inode, ctime_ns, digest, sidecar, row_sum in self.conn.execute(
+            "SELECT rel, size, mtime_ns, inode, ctime_ns, digest, sidecar, row_sum FROM parsed_files WHERE session_id = ?"
             + (" AND sidecar IS NOT NULL" if sidecars_only else ""), (session_id,),
         ):
             sidecar = None if sidecar is None else bytes(sidecar)
-            if row_sum == _sum(session_id, rel, size, mtime_ns, inode, digest, sidecar):
-                found[rel] = (FileRef(rel, size, mtime_ns, inode), digest, sidecar)
+            if row_sum == _sum(session_id, rel, size, mtime_ns, inode, ctime_ns, digest, sidecar):
+                found[rel] = (FileRef(rel, size, mtime_ns, inode, ctime_ns), digest, sidecar)
             else:
                 self._damaged(f"the stored file digests of session {session_id}", (("session", session_id),))
         return found
@@ -719,19 +720,19 @@ class Cache:
         now = {ref.rel: (ref, digest) for ref, digest, _ in read}
         updates = []
         for rowid, *values, row_sum in self.conn.execute(
-            "SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, scanned, scanned_digest, body_sum, body_len, body_last, state, "
-            "row_sum FROM scan_checkpoints WHERE session_id = ?", (session_id,),
+            "SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, ctime_ns, scanned, scanned_digest, body_sum, body_len, body_last, "
+            "state, row_sum FROM scan_checkpoints WHERE session_id = ?", (session_id,),
         ).fetchall():
-            values[11] = bytes(values[11])
+            values[12] = bytes(values[12])
             ref, digest = now.get(values[1], (None, None))
-            if ref is None or row_sum != _sum(*values) or (values[6], values[7]) != (ref.size, digest):
+            if ref is None or row_sum != _sum(*values) or (values[7], values[8]) != (ref.size, digest):
                 continue  # damaged (read from its start next time), or it covers part of the file
-            values[3:6] = [ref.size, ref.mtime_ns, ref.inode]
-            updates.append((ref.size, ref.mtime_ns, ref.inode, _sum(*values), rowid))
-        self.conn.executemany("UPDATE scan_checkpoints SET size = ?, mtime_ns = ?, inode = ?, row_sum = ? WHERE rowid = ?", updates)
+            values[3:7] = [ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns]
+            updates.append((ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns, _sum(*values), rowid))
+        self.conn.executemany("UPDATE scan_checkpoints SET size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?, row_sum = ? WHERE rowid = ?", updates)
 
     def _insert_parsed_files(self, session_id: str, read: Sequence[ParsedFile]) -> None:
-        rows = [(ref.rel, ref.size, ref.mtime_ns, ref.inode, digest, sidecar) for ref, digest, sidecar in read]
+        rows = [(ref.rel, ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns, digest, sidecar) for ref, digest, sidecar in read]
         self._write_rows("parsed_files", session_id, PARSED_FILE_COLUMNS, [(*row, _sum(session_id, *row)) for row in rows])
 
     def _write_rows(self, table: str, sid: str, columns: tuple[tuple[str, ...], tuple[str, ...]], rows: list[tuple[Any, ...]]) -> None:
@@ -1024,14 +1025,14 @@ class Cache:
                 # to the 60 MB session rewrote 7.7 MB of unchanged checkpoints, 4,195 pages.
                 kept.append(read.rel)
                 continue
-            values = (sid, read.rel, agent_id, read.size, read.mtime_ns, read.inode, read.scanned, read.scanned_digest,
+            values = (sid, read.rel, agent_id, read.size, read.mtime_ns, read.inode, read.ctime_ns, read.scanned, read.scanned_digest,
                       shape.body_sum, shape.body_len, shape.body_last, state)
             rows.append((*values, _sum(*values)))
             self._write_chunks(sid, read.rel, parsed.scan_chunks.get(agent_id, {}), was)
         self.conn.execute(
             "DELETE FROM scan_checkpoints WHERE session_id = ? AND rel NOT IN (SELECT value FROM json_each(?))", (sid, orjson.dumps(kept).decode()),
         )
-        self.conn.executemany("INSERT INTO scan_checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.conn.executemany("INSERT INTO scan_checkpoints VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         self.conn.execute("DELETE FROM checkpoint_chunks WHERE session_id = ? AND rel NOT IN (SELECT rel FROM scan_checkpoints WHERE session_id = ?)",
                           (sid, sid))
 
@@ -1055,15 +1056,16 @@ class Cache:
         """Return a session's checkpoints by path: each whose checksum holds and whose stored transcript is still the one it goes with."""
         found = {}
         for *values, row_sum, stored_sum in self.conn.execute(
-            "SELECT c.session_id, c.rel, c.agent_id, c.size, c.mtime_ns, c.inode, c.scanned, c.scanned_digest, c.body_sum, c.body_len, "
-            "c.body_last, c.state, c.row_sum, t.body_sum FROM scan_checkpoints c LEFT JOIN transcripts t "
+            "SELECT c.session_id, c.rel, c.agent_id, c.size, c.mtime_ns, c.inode, c.ctime_ns, c.scanned, c.scanned_digest, c.body_sum, "
+            "c.body_len, c.body_last, c.state, c.row_sum, t.body_sum FROM scan_checkpoints c LEFT JOIN transcripts t "
             "ON t.session_id = c.session_id AND t.agent_id = c.agent_id WHERE c.session_id = ? ORDER BY c.rel", (session_id,),
         ):
-            values[11] = bytes(values[11])
-            if row_sum != _sum(*values) or stored_sum != values[8]:
+            values[12] = bytes(values[12])
+            if row_sum != _sum(*values) or stored_sum != values[9]:
                 continue  # damaged, or its transcript changed since: that file is read from its start
-            _, rel, agent_id, size, mtime_ns, inode, scanned, digest, body_sum, body_len, body_last, state = values
-            found[rel] = ScanCheckpoint(FileScanned(rel, size, mtime_ns, inode, scanned, digest), agent_id, body_sum, body_len, body_last, state)
+            _, rel, agent_id, size, mtime_ns, inode, ctime_ns, scanned, digest, body_sum, body_len, body_last, state = values
+            found[rel] = ScanCheckpoint(FileScanned(rel, size, mtime_ns, inode, ctime_ns, scanned, digest), agent_id, body_sum, body_len, body_last,
+                                        state)
         if found:
             chunks: dict[str, list[tuple[str, bytes]]] = {}
             for rel, digest, data in self.conn.execute(

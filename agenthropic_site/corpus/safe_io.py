@@ -46,6 +46,9 @@ class FileRef:
     size: int
     mtime_ns: int
     inode: int
+    # Every write sets it to the clock and nothing but the clock sets it back (utime cannot): a file
+    # rewritten in place with its size, inode and modification time restored is seen by it.
+    ctime_ns: int
 
 
 def real_root(root: os.PathLike[str] | str) -> str:

@@ -105,11 +105,11 @@ class SessionFiles:
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """Hash sorted (path, size, mtime_ns, inode) of all the session's files; no content read.
+        """Hash sorted (path, size, mtime_ns, inode, ctime_ns) of all the session's files; no content read.
 
         Taken once the walk has assembled the session (ingest, then the no-change record, ask it).
         """
-        return self._digest(lambda ref: f"{ref.rel}\0{ref.size}\0{ref.mtime_ns}\0{ref.inode}\n")
+        return self._digest(lambda ref: f"{ref.rel}\0{ref.size}\0{ref.mtime_ns}\0{ref.inode}\0{ref.ctime_ns}\n")
 
     @functools.cached_property
     def shape(self) -> str:
@@ -156,7 +156,7 @@ FlatSniffer = Callable[[FileRef], "str | None"]
 
 
 def _ref(rel: str, st: os.stat_result) -> FileRef:
-    return FileRef(rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
+    return FileRef(rel=rel, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, ctime_ns=st.st_ctime_ns)
 
 
 def _is_utf8(name: str) -> bool:

@@ -179,7 +179,7 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
     checkpoint = checkpoints.get(ref.rel)
     if checkpoint is not None and checkpoint.agent_id == agent_id and keep:
         seen = checkpoint.file
-        if (seen.size, seen.mtime_ns, seen.inode) == (ref.size, ref.mtime_ns, ref.inode) and seen.scanned == ref.size:
+        if (seen.size, seen.mtime_ns, seen.inode, seen.ctime_ns) == (ref.size, ref.mtime_ns, ref.inode, ref.ctime_ns) and seen.scanned == ref.size:
             read.used[agent_id] = checkpoint
             read.scanned[ref.rel] = seen
             read.digests[ref.rel] = seen.scanned_digest  # of all its bytes: it was scanned to its end
@@ -201,7 +201,7 @@ def _transcript(root: str, ref: FileRef, layout: str, agent_id: str, max_bytes: 
     if keep and (not data or data.endswith(b"\n")):
         digest.update(memoryview(data)[start:])
         read.scanned[ref.rel] = FileScanned(ref.rel, ref.size if same else None, ref.mtime_ns if same else None, ref.inode if same else None,
-                                            len(data), digest.hexdigest())
+                                            ref.ctime_ns if same else None, len(data), digest.hexdigest())
         if same:
             read.digests[ref.rel] = read.scanned[ref.rel].scanned_digest  # file_digest of all of it, taken once
     elif same:

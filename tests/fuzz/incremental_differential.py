@@ -10,7 +10,8 @@ copied into a work folder (their project folders side by side) and each step mak
 
 - a line appended, copied from the same transcript or from any other (a request another session
   holds, a replay), sometimes only its first bytes (a line still being written), completed later;
-- a transcript cut back to an earlier line, a digit changed in place at the same length, its time touched;
+- a transcript cut back to an earlier line, a digit changed in place at the same length (now and
+  then with its modification time set back), its time touched;
 - a text changed in a JSON file beside the transcripts (an agent's .meta.json, a sessions-index.json);
 - a hook event spooled for a session (the cold build reads the same spool);
 - a transcript or such a file removed and later put back, an agent copied under a new id (a new
@@ -176,9 +177,12 @@ def _edit_in_place(corpus: Corpus) -> str | None:
         return None
     where = corpus.rng.choice(digits)
     data[where] = 0x30 + (data[where] - 0x30 + corpus.rng.randrange(1, 10)) % 10
-    # Written with a new time, as any write gives it: a file that keeps its size, inode and time to
-    # the nanosecond is taken as unchanged without being read (docs/security.md), by design.
-    target.write_bytes(bytes(data))
+    before = target.stat()
+    target.write_bytes(bytes(data))  # in place: the same inode
+    if corpus.rng.random() < 0.5:
+        # Its modification time set back as well, as `touch -r` or a restoring tool does: only its ctime tells.
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        return f"changed the digit at byte {where} of {corpus.rel(target)}, its time set back"
     return f"changed the digit at byte {where} of {corpus.rel(target)}"
 
 
