@@ -256,14 +256,19 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         assert_digests_are_of_the_stored_rows(cache)  # spliced (a reply going on replaces the last) as written whole
 
 
-def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(demo_corpus: Path, tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def built_in_pieces(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str, bytes]:
+    """Build a corpus whose sessions keep checkpoints and bodies in pieces of 100 bytes; return the site, the cache, the main session and its stored body."""
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
     monkeypatch.setattr(store, "BODY_PIECE", 100)
     out, cache = tmp_path / "site", tmp_path / "cache"
-    run_build(config(demo_corpus, out, cache))
-    sid = main_file(demo_corpus).stem
-    before = stored_bodies(cache)[(sid, sid)]
+    run_build(config(corpus, out, cache))
+    sid = main_file(corpus).stem
+    return out, cache, sid, stored_bodies(cache)[(sid, sid)]
+
+
+def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(demo_corpus: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    out, cache, sid, before = built_in_pieces(demo_corpus, tmp_path, monkeypatch)
     written: list[tuple[str, int, int]] = []
     events: list[str] = []
     put_body, stored_body, write_session = store.Cache._put_body, store.Cache._stored_body, store.Cache.write_session
@@ -303,12 +308,7 @@ def test_an_append_writes_a_stored_body_again_only_from_the_piece_it_changes(dem
 def test_a_damaged_piece_an_append_does_not_read_is_found_when_the_page_reads_it(demo_corpus: Path, tmp_path: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """An append checks the checksums of the pieces it keeps, not their bytes: the render reads them, finds the flipped byte; the session is derived again."""
-    monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)
-    monkeypatch.setattr(store, "BODY_PIECE", 100)
-    out, cache = tmp_path / "site", tmp_path / "cache"
-    run_build(config(demo_corpus, out, cache))
-    sid = main_file(demo_corpus).stem
-    before = stored_bodies(cache)[(sid, sid)]
+    out, cache, sid, before = built_in_pieces(demo_corpus, tmp_path, monkeypatch)
     assert len(before) > 300  # pieces 0 and 1 stand whole after the append
     with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn, conn:
         ((data,),) = conn.execute("SELECT bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece = 1", (sid, sid))
