@@ -96,16 +96,21 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {rel: path.read_bytes() for rel, path in files.items() if rel != SITE_MANIFEST}
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Let the processes tests start be stopped with SIGINT, however this run was started.
+def let_children_stop_on_sigint() -> None:
+    """Let the processes this one starts be stopped with SIGINT, however it was started.
 
     A shell without job control starts a background command (`pytest &` in a script) with SIGINT
     ignored, every process it starts inherits that, and Python then never raises KeyboardInterrupt:
-    a `build --watch` a test stops with SIGINT would run on. A handler here is reset to the default
+    a `build --watch` stopped with SIGINT would run on. A handler here is reset to the default
     in each child, where Python installs its own.
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the processes tests start be stopped with SIGINT, and keep their bytecode out of the source tree."""
+    let_children_stop_on_sigint()
     # Where PYTHONDONTWRITEBYTECODE is set (some CI images and sandboxes), each of the hundreds of
     # processes a run starts would compile the package from source, 0.2 s of CPU each: they keep
     # their bytecode under .cache/pycache instead (ignored by git), never in the source tree.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -550,6 +551,21 @@ def test_the_incremental_harness_can_keep_every_session_and_append_to_the_longes
         assert after == sessions and touched == [], touched
     else:
         assert after != sessions and touched, "the same draws without the option remove or copy a session"
+
+
+def test_the_incremental_harness_names_a_watch_that_ignores_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch that does not end on Ctrl-C is killed and named as a difference, not a crash of the run (started from a script in the background, one did)."""
+    harness = fuzz_harness("incremental_differential")
+    monkeypatch.setattr(harness, "stop_with_sigint", functools.partial(harness.stop_with_sigint, timeout=1))
+    watch = harness.Watch(tmp_path / "corpus", tmp_path / "site", tmp_path / "cache", tmp_path / "watch.log")
+    (tmp_path / "watch.log").write_text("the watch's last words\n")
+    deaf = "import signal, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    watch.process = subprocess.Popen([sys.executable, "-c", deaf], stdout=subprocess.PIPE)
+    assert watch.process.stdout is not None and watch.process.stdout.readline() == b"ready\n"
+    process = watch.process
+    said = watch.stop()
+    assert said == "--watch did not end within 1 s of Ctrl-C and was killed: the watch's last words"
+    assert process.poll() is not None and watch.process is None and watch.stop() is None
 
 
 @pytest.mark.slow

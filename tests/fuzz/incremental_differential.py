@@ -60,7 +60,7 @@ from agenthropic_site.live.settings import HOOK_EVENTS  # noqa: E402
 from agenthropic_site.live.spool import spool_path  # noqa: E402
 from agenthropic_site.cli import main as cli_main  # noqa: E402
 from agenthropic_site.pipeline.stamp import STAMP_FILE  # noqa: E402
-from conftest import DEMO_NOW, build_subprocess, stop_with_sigint  # noqa: E402
+from conftest import DEMO_NOW, build_subprocess, let_children_stop_on_sigint, stop_with_sigint  # noqa: E402
 
 SESSION_ID_CHARS = "0123456789abcdef"
 # How long a step waits for a watch's two passes before it says the watch stopped building.
@@ -395,7 +395,11 @@ class Watch:
         """Stop the watch as Ctrl-C would; return what went wrong, if it did not end cleanly."""
         if self.process is None:
             return None
-        code, self.process = stop_with_sigint(self.process), None
+        try:
+            code, self.process = stop_with_sigint(self.process), None
+        except subprocess.TimeoutExpired as exc:
+            self.process = None  # killed by stop_with_sigint
+            return f"--watch did not end within {exc.timeout:.0f} s of Ctrl-C and was killed: {self._tail()}"
         return None if code == 0 else f"--watch ended with status {code} on Ctrl-C: {self._tail()}"
 
     def _stamped(self) -> tuple[int, int, int] | None:
@@ -514,6 +518,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--long-share", type=float, default=0.25, metavar="P",
                         help="the share of appends that go to one of the three longest transcripts (default 0.25)")
     args = parser.parse_args(argv)
+    let_children_stop_on_sigint()  # run from a script in the background, the watches would ignore Ctrl-C
     if not 0 <= args.long_share <= 1:
         parser.error("--long-share is a share: from 0 to 1")
     if args.seconds is None:
