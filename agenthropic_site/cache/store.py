@@ -254,9 +254,11 @@ def _body_sum(session_id: str, agent_id: str, piece_sums: Sequence[str], digests
 def _pieces(session_id: str, agent_id: str, first: int, data: bytes | bytearray) -> list[tuple[int, memoryview, str]]:
     """Cut a body's bytes from piece `first` on into pieces of BODY_PIECE bytes (one at least): each with its index and checksum."""
     view = memoryview(data)
-    return [(first + number, part, _sum(session_id, agent_id, first + number, part))
-            for number in range(max(1, -(-len(view) // BODY_PIECE)))
-            for part in (view[number * BODY_PIECE : (number + 1) * BODY_PIECE],)]
+    pieces = []
+    for number in range(max(1, -(-len(view) // BODY_PIECE))):
+        part = view[number * BODY_PIECE : (number + 1) * BODY_PIECE]
+        pieces.append((first + number, part, _sum(session_id, agent_id, first + number, part)))
+    return pieces
 
 
 def _view_row_sound(session_id: str, excluded: int, body_sum: str, summary_sum: str, row_sum: str) -> bool:
