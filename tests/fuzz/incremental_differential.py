@@ -257,7 +257,8 @@ def _remove_file(corpus: Corpus) -> str | None:
     """Take a transcript or a JSON file beside them away (kept, to be put back)."""
     files = corpus.transcripts() + corpus.sidecars()
     if corpus.keep_sessions:
-        files = [path for path in files if path not in corpus.main_files()]
+        mains = set(corpus.main_files())
+        files = [path for path in files if path not in mains]
     if len(files) < 2:
         return None
     target = corpus.rng.choice(files)
