@@ -191,17 +191,19 @@ def rewritten(data: bytes) -> bytes:
     return data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1 :]
 
 
-@pytest.mark.parametrize(("piece", "chunk"), [(store.BODY_PIECE, checkpoint.CHUNK_ITEMS), (97, 3)])
+@pytest.mark.parametrize(("piece", "chunk", "apart"), [(store.BODY_PIECE, checkpoint.CHUNK_ITEMS, parsing.PROVE_APART_BYTES), (97, 3, 0)])
 def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              piece: int, chunk: int) -> None:
-    """Appends, a reply going on, a line written in two goes, a rewrite, a cut, a new agent and one gone: each build equals a cold one.
+                                                              piece: int, chunk: int, apart: int) -> None:
+    """Appends, a reply going on, a line written in two goes, rewrites, a cut, a new agent and one gone: each build equals a cold one.
 
     Also with bodies stored in pieces of 97 bytes (the demo's are shorter than a real piece): an append
-    rewrites them from the one the splice falls in; and with checkpoints' lists in chunks of 3 items.
+    rewrites them from the one the splice falls in; with checkpoints' lists in chunks of 3 items; and
+    with every transcript's first bytes proved in a thread while the parse goes on (`PrefixProof`).
     """
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)  # every session keeps checkpoints
     monkeypatch.setattr(store, "BODY_PIECE", piece)
     monkeypatch.setattr(checkpoint, "CHUNK_ITEMS", chunk)
+    monkeypatch.setattr(parsing, "PROVE_APART_BYTES", apart)
     out, cache = tmp_path / "site", tmp_path / "cache"
     run_build(config(demo_corpus, out, cache))
     main = main_file(demo_corpus)
@@ -230,6 +232,8 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         ("the same reply going on in a second line", lambda: append(main, new_reply("2", [call], same_message=True)), 1),
         ("its result", lambda: append(main, line(user("carried-r", [{"type": "tool_result", "tool_use_id": "toolu_carried", "content": "x"}],
                                                        ts="2026-05-30T12:00:03.000Z"))), 1),
+        # Its first bytes are not those of its checkpoint: it is parsed from byte 0, from the bytes read once.
+        ("the main transcript's first reply rewritten and a reply appended", lambda: main.write_bytes(rewritten(main.read_bytes()) + new_reply("4")), 1),
         ("half a line in an agent's file", lambda: append(agents[0], new_reply("3")[:40]), 1),
         ("the rest of it", lambda: append(agents[0], new_reply("3")[40:]), 1),
         # Read twice: its size is the one it was parsed at, so its bytes are compared first (ingest.py _same_bytes_adopted).
@@ -406,14 +410,16 @@ def ask_again(corpus: Path, uuid: str, text: str) -> Path:
     return main
 
 
+@pytest.mark.parametrize("apart", [parsing.PROVE_APART_BYTES, 0], ids=["proved-inline", "proved-in-a-thread"])
 @pytest.mark.parametrize("damage", ["UPDATE scan_checkpoints SET state = CAST('{}' AS BLOB)",
                                     "UPDATE scan_checkpoints SET scanned_digest = '00'",
                                     "UPDATE transcripts SET body_sum = 'x'",
                                     "UPDATE checkpoint_chunks SET bytes = CAST('[]' AS BLOB)",
                                     "DELETE FROM checkpoint_chunks"])
-def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str, apart: int) -> None:
     """A checkpoint whose checksum fails, or whose transcript changed since, is passed over: the file is read whole."""
     out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
+    monkeypatch.setattr(parsing, "PROVE_APART_BYTES", apart)
     connection = sqlite3.connect(cache / "cache.sqlite3")
     with connection:
         connection.execute(damage + " WHERE session_id = ?", (main_file(demo_corpus).stem,))
@@ -427,8 +433,9 @@ def test_a_checkpoint_not_as_written_is_not_used(demo_corpus: Path, tmp_path: Pa
 
 def test_a_forged_checkpoint_that_misleads_the_scan_means_reading_from_byte_0(demo_corpus: Path, tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """A state whose checksum holds but whose values are of the wrong kind (a hand-edited cache) fails no session."""
+    """A state whose checksum holds but whose values are of the wrong kind (a hand-edited cache) fails no session, its proof in a thread."""
     out, cache = built_with_checkpoints(demo_corpus, tmp_path, monkeypatch)
+    monkeypatch.setattr(parsing, "PROVE_APART_BYTES", 0)
     connection = sqlite3.connect(cache / "cache.sqlite3")
     with connection:
         for rowid, *values in connection.execute("SELECT rowid, session_id, rel, agent_id, size, mtime_ns, inode, scanned, scanned_digest, "

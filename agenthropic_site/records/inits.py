@@ -177,15 +177,6 @@ def _init18(self, _field0, _field1, _field2, _field3, _field4, _field5):
 
 
 def _init19(self, _field0, _field1, _field2, _field3, _field4, _field5):
-    self._field0 = _field0
-    self._field1 = _field1
-    self._field2 = _factory2() if _field2 is _FACTORY else _field2
-    self._field3 = _factory3() if _field3 is _FACTORY else _field3
-    self._field4 = _factory4() if _field4 is _FACTORY else _field4
-    self._field5 = _factory5() if _field5 is _FACTORY else _field5
-
-
-def _init20(self, _field0, _field1, _field2, _field3, _field4, _field5):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -194,7 +185,7 @@ def _init20(self, _field0, _field1, _field2, _field3, _field4, _field5):
     _set(self, '_field5', _field5)
 
 
-def _init21(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
+def _init20(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -204,7 +195,7 @@ def _init21(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
     self._field6 = _field6
 
 
-def _init22(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
+def _init21(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
     self._field0 = _field0
     self._field1 = _factory1() if _field1 is _FACTORY else _field1
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
@@ -212,6 +203,16 @@ def _init22(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
     self._field4 = _factory4() if _field4 is _FACTORY else _field4
     self._field5 = _field5
     self._field6 = _field6
+
+
+def _init22(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _factory2() if _field2 is _FACTORY else _field2
+    self._field3 = _factory3() if _field3 is _FACTORY else _field3
+    self._field4 = _factory4() if _field4 is _FACTORY else _field4
+    self._field5 = _factory5() if _field5 is _FACTORY else _field5
+    self._field6 = _factory6() if _field6 is _FACTORY else _field6
 
 
 def _init23(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
@@ -639,10 +640,10 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (5, True, (), False): _init16,
     (6, False, (), False): _init17,
     (6, False, (2, 3, 4), False): _init18,
-    (6, False, (2, 3, 4, 5), False): _init19,
-    (6, True, (), False): _init20,
-    (7, False, (), False): _init21,
-    (7, False, (1, 2, 3, 4), False): _init22,
+    (6, True, (), False): _init19,
+    (7, False, (), False): _init20,
+    (7, False, (1, 2, 3, 4), False): _init21,
+    (7, False, (2, 3, 4, 5, 6), False): _init22,
     (7, False, (5, 6), False): _init23,
     (7, True, (), False): _init24,
     (8, False, (2, 6, 7), False): _init25,
