@@ -20,6 +20,7 @@ from fixtures.generate import DEFAULT_SESSION_KB  # noqa: E402
 WORK = REPO / "bench" / ".work"
 PYCACHE = WORK / "pycache"
 NOW = "2026-06-01T00:00:00Z"
+BUILT = (0, 1)  # the exit codes of a build that made its site (1: some sessions failed or are left out of the totals)
 
 
 def base_env(home: Path) -> dict[str, str]:
@@ -60,9 +61,13 @@ def timed_build(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "agenthropic_site", "build", "--corpus", str(corpus), "--out", str(out),
                                 "--cache", str(cache), "--now", NOW, "-q"], cwd=cwd, env=env)
-    _, _, usage = os.wait4(process.pid, 0)  # this child's own rusage, not the largest child's so far
+    _, status, usage = os.wait4(process.pid, 0)  # this child's own rusage, not the largest child's so far
     wall = time.perf_counter() - started
-    process.returncode = 0  # reaped by wait4; keep Popen from waiting again
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen from waiting again
+    if process.returncode not in BUILT:
+        # A build that stopped measures nothing: run with another interpreter, every build stopped at
+        # its first Markdown text and the figures of the failures were printed as a ratio.
+        raise SystemExit(f"a measured build failed (exit {process.returncode}): {corpus} -> {out}")
     return wall, usage.ru_maxrss / 1024
 
 
