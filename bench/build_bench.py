@@ -64,11 +64,16 @@ def timed_build(corpus: Path, out: Path, cache: Path, env: dict[str, str] | None
     _, status, usage = os.wait4(process.pid, 0)  # this child's own rusage, not the largest child's so far
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen from waiting again
-    if process.returncode not in BUILT:
+    check_built(process.returncode, f"{corpus} -> {out}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def check_built(code: int, what: str) -> None:
+    """Stop the benchmark when a measured build did not make its site (`what` names the build)."""
+    if code not in BUILT:
         # A build that stopped measures nothing: run with another interpreter, every build stopped at
         # its first Markdown text and the figures of the failures were printed as a ratio.
-        raise SystemExit(f"a measured build failed (exit {process.returncode}): {corpus} -> {out}")
-    return wall, usage.ru_maxrss / 1024
+        raise SystemExit(f"a measured build failed (exit {code}): {what}")
 
 
 def measure(count: int, seed: int, session_kb: int) -> dict[str, float]:

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from build_bench import check_built
+
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
 NOW = "2026-06-01T00:00:00Z"
@@ -30,9 +32,11 @@ FORCED = ("import sys\nfrom agenthropic_site.render import site\nsite.PARALLEL_M
 def cold(corpus: Path, jobs: int, scratch: Path) -> float:
     shutil.rmtree(scratch, ignore_errors=True)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", FORCED, "build", "--corpus", str(corpus), "--out", str(scratch / "site"), "--cache", str(scratch / "cache"),
-                    "--now", NOW, "-q", "--jobs", str(jobs)], cwd=REPO, check=False)
-    return time.perf_counter() - started
+    done = subprocess.run([sys.executable, "-c", FORCED, "build", "--corpus", str(corpus), "--out", str(scratch / "site"), "--cache",
+                           str(scratch / "cache"), "--now", NOW, "-q", "--jobs", str(jobs)], cwd=REPO, check=False)
+    wall = time.perf_counter() - started
+    check_built(done.returncode, f"{corpus} with --jobs {jobs}")
+    return wall
 
 
 def main() -> int:
