@@ -27,6 +27,8 @@ from agenthropic_site.parse.model import Block, Message, message_from_row, messa
 from agenthropic_site.pipeline import parsing
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.pipeline.parsing import ReadCount, load_session
+from agenthropic_site.render import facts as render_facts
+from agenthropic_site.render import pages
 from conftest import DEMO_CORPUS, fuzz_harness, stored_bodies, tree_bytes
 from fixtures.generate import generate_scale
 from records import SID, assistant, line, usage, user
@@ -185,28 +187,43 @@ def last_reply(path: Path) -> dict[str, Any]:
     return json.loads(next(raw for raw in reversed(path.read_bytes().splitlines()) if b'"type":"assistant"' in raw and b'"usage"' in raw))
 
 
+def retimed(data: bytes) -> bytes:
+    """Change the first prompt's time by a second: the same size, another stored message."""
+    line_at = data.index(b'"type":"user"')
+    at = data.index(b'"timestamp":"', line_at) + len(b'"timestamp":"2026-01-01T00:00:0')
+    return data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1 :]
+
+
 def rewritten(data: bytes) -> bytes:
     """Change the first output token count's first digit: the same size, another figure on the pages."""
     at = data.index(b'"output_tokens":') + len(b'"output_tokens":')
     return data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1 :]
 
 
-@pytest.mark.parametrize(("piece", "chunk", "apart"), [(store.BODY_PIECE, checkpoint.CHUNK_ITEMS, parsing.PROVE_APART_BYTES), (97, 3, 0)])
+@pytest.mark.parametrize(("piece", "chunk", "apart", "facts"),
+                         [(store.BODY_PIECE, checkpoint.CHUNK_ITEMS, parsing.PROVE_APART_BYTES, pages.FACTS_MIN_MESSAGES), (97, 3, 0, 1)])
 def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              piece: int, chunk: int, apart: int) -> None:
+                                                              piece: int, chunk: int, apart: int, facts: int) -> None:
     """Appends, a reply going on, a line written in two goes, rewrites, a cut, a new agent and one gone: each build equals a cold one.
 
     Also with bodies stored in pieces of 97 bytes (the demo's are shorter than a real piece): an append
-    rewrites them from the one the splice falls in; with checkpoints' lists in chunks of 3 items; and
-    with every transcript's first bytes proved in a thread while the parse goes on (`PrefixProof`).
+    rewrites them from the one the splice falls in; with checkpoints' lists in chunks of 3 items; with
+    every transcript's first bytes proved in a thread while the parse goes on (`PrefixProof`); and with
+    the main transcript read by the facts its last layout kept (render/facts.py), whole only when they
+    no longer stand for its first messages.
     """
     monkeypatch.setattr(parsing, "CHECKPOINT_MIN_BYTES", 0)  # every session keeps checkpoints
     monkeypatch.setattr(store, "BODY_PIECE", piece)
     monkeypatch.setattr(checkpoint, "CHUNK_ITEMS", chunk)
     monkeypatch.setattr(parsing, "PROVE_APART_BYTES", apart)
+    monkeypatch.setattr(pages, "FACTS_MIN_MESSAGES", facts)
+    monkeypatch.setattr(render_facts, "FACTS_STEP", 2 if facts == 1 else render_facts.FACTS_STEP)
     out, cache = tmp_path / "site", tmp_path / "cache"
     run_build(config(demo_corpus, out, cache))
     main = main_file(demo_corpus)
+    read_whole: list[str] = []  # the agents whose transcripts a build decoded whole
+    keyed_transcript = store.Cache.keyed_transcript
+    monkeypatch.setattr(store.Cache, "keyed_transcript", lambda self, sid, agent_id: read_whole.append(agent_id) or keyed_transcript(self, sid, agent_id))
     # Ordinary subagents (their requests are counted as their own), smallest first.
     agents = sorted((path for path in main.with_suffix("").rglob("agent-*.jsonl") if not re.search(r"compact|aside|suggestion", path.name)),
                     key=lambda path: path.stat().st_size)
@@ -227,7 +244,9 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         return line(record)
 
     call = {"type": "tool_use", "id": "toolu_carried", "name": "Bash", "input": {"command": "ls"}}
-    steps: list[tuple[str, Any, int]] = [  # (what, change, transcripts the build opens)
+    # (what, change, transcripts the build opens); with facts kept, a build after one marked * decodes the main transcript whole:
+    # one of the messages its facts cover is no longer as stored (a rewrite of figures changes no stored message).
+    steps: list[tuple[str, Any, int]] = [
         ("a reply appended to the main transcript", lambda: append(main, new_reply("1")), 1),
         ("the same reply going on in a second line", lambda: append(main, new_reply("2", [call], same_message=True)), 1),
         ("its result", lambda: append(main, line(user("carried-r", [{"type": "tool_result", "tool_use_id": "toolu_carried", "content": "x"}],
@@ -239,6 +258,7 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         # Read twice: its size is the one it was parsed at, so its bytes are compared first (ingest.py _same_bytes_adopted).
         ("an agent's file rewritten at the same size", lambda: agents[1].write_bytes(rewritten(agents[1].read_bytes())), 2),
         ("the main transcript cut by a line", lambda: main.write_bytes(b"".join(main.read_bytes().splitlines(keepends=True)[:-1])), 1),
+        ("the main transcript's first prompt's time rewritten *", lambda: main.write_bytes(retimed(main.read_bytes())), 2),
         ("a new agent file", lambda: (agents[0].parent / "agent-acarried.jsonl").write_bytes(agents[0].read_bytes()), 1),
         ("an agent's file and its sidecar removed", lambda: [path.unlink() for path in (agents[2], agents[2].with_suffix(".meta.json"))
                                                              if path.exists()], 0),
@@ -246,8 +266,10 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
     ]
     for what, change, opened in steps:
         change()
+        read_whole.clear()
         result = run_build(config(demo_corpus, out, cache))
         assert result.transcripts_opened == opened, what
+        assert (main.stem in read_whole) == (facts > 1 or what.endswith("*")), what
         cold = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
         shutil.copytree(demo_corpus, cold / "corpus")
         run_build(config(cold / "corpus", cold / "site", cold / "cache"))
@@ -256,6 +278,7 @@ def test_builds_carried_on_from_checkpoints_equal_cold_builds(demo_corpus: Path,
         # Written row by row where they changed (Cache._write_rows), and the bodies from the piece a splice falls in, with their checksums.
         for table in ("agents", "orchestration_edges", "compactions", "transcripts", "transcript_pieces"):
             assert table_rows(cache, table) == table_rows(cold / "cache", table), (what, table)
+        assert kept_facts(cache) == kept_facts(cold / "cache") and bool(kept_facts(cache)) == (facts == 1), what
         assert table_rows(cache, "checkpoint_chunks") == stored_chunks(cache), what  # only those the checkpoints name, each as named
         assert_digests_are_of_the_stored_rows(cache)  # spliced (a reply going on replaces the last) as written whole
 
@@ -362,6 +385,11 @@ def stored_chunks(cache: Path) -> list[tuple[Any, ...]]:
         rows = conn.execute("SELECT * FROM checkpoint_chunks").fetchall()
     assert all(checkpoint.chunk_digest(data) == digest for _, _, digest, data in rows)
     return sorted((row for row in rows if row[:3] in named), key=repr) if {row[:3] for row in rows} == named else []
+
+
+def kept_facts(cache: Path) -> list[tuple[Any, ...]]:
+    """Return the facts of long transcripts the cache keeps beside their layouts (render/facts.py)."""
+    return [row for row in table_rows(cache, "layouts") if row[1].startswith(pages.FACTS)]
 
 
 def table_rows(cache: Path, table: str) -> list[tuple[Any, ...]]:

@@ -17,7 +17,7 @@ from agenthropic_site.parse.model import Block, Message
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.render import pages, reader
 from agenthropic_site.render.reader import Links
-from agenthropic_site.render.transcript import TranscriptContext, TurnFigures
+from agenthropic_site.render.transcript import Skeleton, TranscriptContext, TurnFigures, skeleton_of, skeletons_of
 from fixtures.generate import generate_scale
 from test_incremental import assert_equals_cold_build, config
 
@@ -35,10 +35,10 @@ def transcript(tmp_path_factory: pytest.TempPathFactory) -> Captured:
     seen: list[Captured] = []
     real = pages.lay_out
 
-    def capturing(messages: list[Message], context: TranscriptContext, *rest: Any) -> reader.Layout:
+    def capturing(messages: list[Message], skeletons: list[Skeleton], context: TranscriptContext, *rest: Any) -> reader.Layout:
         if rest[1] is not None:
-            seen.append((messages, _tabled(messages, context), rest[1]))
-        return real(messages, context, *rest)
+            seen.append((list(messages), _tabled(messages, context), rest[1]))
+        return real(messages, skeletons, context, *rest)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pages, "lay_out", capturing)
@@ -56,7 +56,11 @@ def _tabled(messages: list[Message], context: TranscriptContext) -> TranscriptCo
 
 
 def _keys_one_by_one(messages: list[Message], context: TranscriptContext, stored: bytes) -> list[bytes]:
-    return [reader.message_key(message, index, reader.narrowed(context, message, index), stored) for index, message in enumerate(messages)]
+    return [reader.message_key(message, index, reader.narrowed(context, skeleton_of(message), index), stored) for index, message in enumerate(messages)]
+
+
+def _lay_out(messages: list[Message], context: TranscriptContext, *rest: Any) -> reader.Layout:
+    return reader.lay_out(messages, skeletons_of(messages), context, *rest)
 
 
 def _keyed(messages: list[Message], context: TranscriptContext, stored: bytes, last: reader.Layout,
@@ -70,7 +74,7 @@ def _keyed(messages: list[Message], context: TranscriptContext, stored: bytes, l
 
     monkeypatch.setattr(reader, "message_key", counting)
     try:
-        layout = reader.lay_out(messages, context, reader.unpack_sizes(last.packed()), stored, last.packed(), last.prefix)
+        layout = _lay_out(messages, context, reader.unpack_sizes(last.packed()), stored, last.packed(), last.prefix)
     finally:
         monkeypatch.setattr(reader, "message_key", real_key)
     return layout.keys, made[0]
@@ -87,7 +91,7 @@ def test_an_append_keys_only_the_prompts_and_the_messages_after_the_memo(transcr
     shorter = len(messages) - 5
     before = dataclasses.replace(context, results={key: value for key, value in context.results.items() if value[0] < shorter},
                                  turns={index: turn for index, turn in context.turns.items() if index < shorter})
-    last = reader.lay_out(messages[:shorter], before, None, stored[: shorter * reader.STORED_DIGEST_BYTES])
+    last = _lay_out(messages[:shorter], before, None, stored[: shorter * reader.STORED_DIGEST_BYTES])
     covered = int.from_bytes(last.prefix[:4], "big")
     assert covered > 0 and covered % reader.PREFIX_STEP == 0 and covered < shorter
     keys, made = _keyed(messages, context, stored, last, monkeypatch)
@@ -159,7 +163,7 @@ def _before(change: str, messages: list[Message], context: TranscriptContext) ->
 def test_keys_taken_from_the_last_layout_are_the_keys_made_one_by_one(transcript: Captured, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
     _small_memos(monkeypatch)
     messages, context, stored = transcript
-    last = reader.lay_out(messages, _before(change, messages, context), None, stored)
+    last = _lay_out(messages, _before(change, messages, context), None, stored)
     changed, digests = _changes(messages, context, stored)[change]
     expected = _keys_one_by_one(messages, changed, digests)
     keys, made = _keyed(messages, changed, digests, last, monkeypatch)
@@ -184,7 +188,7 @@ def test_random_changes_never_take_a_key_that_differs(transcript: Captured, monk
         length = chooser.randrange(len(messages) // 2, len(messages) + 1)
         states.append((messages[:length], changed, digests[: length * reader.STORED_DIGEST_BYTES]))
     for (old_messages, old_context, old_stored), (new_messages, new_context, new_stored) in zip(states, states[1:]):
-        last = reader.lay_out(old_messages, old_context, None, old_stored)
+        last = _lay_out(old_messages, old_context, None, old_stored)
         keys, _ = _keyed(new_messages, new_context, new_stored, last, monkeypatch)
         assert keys == _keys_one_by_one(new_messages, new_context, new_stored)
 
@@ -192,10 +196,10 @@ def test_random_changes_never_take_a_key_that_differs(transcript: Captured, monk
 def test_a_transcript_without_stored_digests_or_too_short_keeps_no_memo(transcript: Captured, monkeypatch: pytest.MonkeyPatch) -> None:
     messages, context, stored = transcript
     monkeypatch.setattr(reader, "PREFIX_MIN_MESSAGES", len(messages) + 1)
-    assert reader.lay_out(messages, context, None, stored).prefix == b""
+    assert _lay_out(messages, context, None, stored).prefix == b""
     monkeypatch.setattr(reader, "PREFIX_MIN_MESSAGES", 20)
-    assert len(reader.lay_out(messages, context, None, stored).prefix) == reader.PREFIX_MEMO_BYTES
-    assert reader.lay_out(messages, context, None, None).prefix == b""  # masked (--redact): keyed by their text
+    assert len(_lay_out(messages, context, None, stored).prefix) == reader.PREFIX_MEMO_BYTES
+    assert _lay_out(messages, context, None, None).prefix == b""  # masked (--redact): keyed by their text
 
 
 def test_appends_to_a_long_transcript_build_the_site_a_cold_build_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -269,6 +273,6 @@ def test_a_layout_narrows_each_message_it_keys_and_renders_once(transcript: Capt
     messages, context, stored = transcript
     narrowed: list[int] = []
     real = reader.narrowed
-    monkeypatch.setattr(reader, "narrowed", lambda context, message, index: narrowed.append(index) or real(context, message, index))
-    layout = reader.lay_out(messages, context, None, stored)
+    monkeypatch.setattr(reader, "narrowed", lambda context, skeleton, index: narrowed.append(index) or real(context, skeleton, index))
+    layout = _lay_out(messages, context, None, stored)
     assert sorted(narrowed) == list(range(len(messages))) and len(layout.fragments) == len(messages)

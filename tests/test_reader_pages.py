@@ -18,7 +18,7 @@ import pytest
 from agenthropic_site.cache import Cache
 from agenthropic_site.parse.model import Message
 from agenthropic_site.render import pages, reader
-from agenthropic_site.render.transcript import TranscriptContext, render_message
+from agenthropic_site.render.transcript import Skeleton, TranscriptContext, render_message, skeletons_of
 from conftest import DEMO_CORPUS
 from fixtures.generate import generate_scale
 
@@ -112,11 +112,11 @@ def test_a_turn_costs_its_own_requests_once_and_the_subtree_of_every_agent_it_sp
     }
     child = AgentView("agent-1", "main", "subagent", None, None, None, "completed", None, None, "toolu_1", None, None,
                       subtree_tokens=Tokens(input=100), subtree_cost=Decimal("1.00"))
-    turns = turns_of(messages, requests, {"toolu_1": "agent-1"}, {"agent-1": child}, excluded=False)
+    turns = turns_of(skeletons_of(messages), requests, {"toolu_1": "agent-1"}, {"agent-1": child}, excluded=False)
     assert sorted(turns) == [0, 5]
     assert (turns[0].number, turns[0].tokens, turns[0].cost) == (1, Tokens(input=110, output=20), Decimal("1.30"))
     assert (turns[5].number, turns[5].tokens, turns[5].cost) == (2, Tokens(output=5), Decimal("0.05"))
-    unknown = turns_of(messages, requests, {"toolu_1": "agent-1"}, {"agent-1": child}, excluded=True)
+    unknown = turns_of(skeletons_of(messages), requests, {"toolu_1": "agent-1"}, {"agent-1": child}, excluded=True)
     assert unknown[0].cost is None and unknown[0].tokens == turns[0].tokens
 
 
@@ -308,18 +308,18 @@ def test_a_message_renders_the_same_from_its_narrowed_context(tmp_path: Path, mo
 
     real_whole = pages.lay_out_whole
 
-    def check(messages: list[Message], context: TranscriptContext) -> None:
+    def check(messages: list[Message], skeletons: list[Skeleton], context: TranscriptContext) -> None:
         for index, message in enumerate(messages):
-            assert render_message(message, index, reader.narrowed(context, message, index)) == render_message(message, index, context)
+            assert render_message(message, index, reader.narrowed(context, skeletons[index], index)) == render_message(message, index, context)
             checked[0] += 1
 
-    def checking(messages: list[Message], context: TranscriptContext, *rest: Any) -> reader.Layout:
-        check(messages, context)
-        return real_lay_out(messages, context, *rest)
+    def checking(messages: list[Message], skeletons: list[Skeleton], context: TranscriptContext, *rest: Any) -> reader.Layout:
+        check(messages, skeletons, context)
+        return real_lay_out(messages, skeletons, context, *rest)
 
-    def checking_whole(messages: list[Message], context: TranscriptContext) -> reader.Layout:
-        check(messages, context)
-        return real_whole(messages, context)
+    def checking_whole(messages: list[Message], skeletons: list[Skeleton], context: TranscriptContext) -> reader.Layout:
+        check(messages, skeletons, context)
+        return real_whole(messages, skeletons, context)
 
     monkeypatch.setattr(pages, "lay_out", checking)
     monkeypatch.setattr(pages, "lay_out_whole", checking_whole)

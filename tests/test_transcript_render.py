@@ -22,6 +22,7 @@ from agenthropic_site.render.transcript import (
     index_results,
     is_prompt,
     render_message,
+    skeletons_of,
 )
 
 VOID = {"img", "br", "hr", "input", "meta", "link", "wbr"}
@@ -112,7 +113,7 @@ def context(messages: list[Message], **extra: Any) -> TranscriptContext:
     values: dict[str, Any] = {
         "spawned": {}, "agent_href": lambda agent: f"agents/{agent}.html", "agent_labels": {},
         "session_href": lambda session: f"../../sessions/{session}/index.html", "requests": {}, "turns": {},
-        "results": index_results(messages), "request_at": index_requests(messages),
+        "results": index_results(skeletons_of(messages), messages), "request_at": index_requests(skeletons_of(messages)),
     }
     values.update(extra)
     return TranscriptContext(**values)

@@ -594,13 +594,15 @@ class Cache:
         """Drop what failed its checksum, so that the build derives it again.
 
         A session's rows go with its checkpoint (it is read again from the corpus), and with them
-        every stored view: another session's view may have counted a request of this one.
+        every stored view (another session's view may have counted a request of this one) and its
+        layouts (a memo, which may be what misled the read: render/facts.py).
         """
         with self.transaction() as conn:
             for kind, key in forget:
                 if kind == "session":
                     self._delete_rows(key)
                     conn.execute("DELETE FROM views")
+                    conn.execute("DELETE FROM layouts WHERE session_id = ?", (key,))
                 elif kind == "view":
                     conn.execute("DELETE FROM views WHERE session_id = ?", (key,))
                 elif kind == "svg":
@@ -1570,6 +1572,20 @@ class Cache:
             raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
         return messages, digests
 
+    def transcript_body(self, session_id: str, agent_id: str) -> StoredBody | None:
+        """Return one agent's stored transcript to read in parts (None: it has none), its pieces' checksums checked against its body's."""
+        row = self.conn.execute("SELECT body_sum, digests FROM transcripts WHERE session_id = ? AND agent_id = ?", (session_id, agent_id)).fetchone()
+        if row is None:
+            return None
+        body_sum, digests = row
+        rows = self.conn.execute("SELECT piece, piece_sum FROM transcript_pieces WHERE session_id = ? AND agent_id = ? ORDER BY piece",
+                                 (session_id, agent_id)).fetchall()
+        sums = [piece_sum for _, piece_sum in rows]
+        in_order = [piece for piece, _ in rows] == list(range(len(rows))) and all(isinstance(piece_sum, str) for piece_sum in sums)
+        if not in_order or not isinstance(digests, bytes) or _body_sum(session_id, agent_id, sums, digests) != body_sum:
+            raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
+        return StoredBody(self, session_id, agent_id, sums, digests)
+
     def transcript_digests(self, session_id: str) -> dict[str, str]:
         """Return the checksum of each agent's stored transcript: it changes whenever the transcript does."""
         return {agent_id: row_sum for agent_id, row_sum in self.conn.execute(
@@ -1646,6 +1662,42 @@ _MESSAGE_ID, _REQUEST_ID = USAGE_COLUMNS.index("message_id"), USAGE_COLUMNS.inde
 # a function of, and its price.
 _priced_by = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICED_BY))
 _price_of = operator.itemgetter(*(1 + USAGE_COLUMNS.index(column) for column in PRICE_COLUMNS))
+
+
+class StoredBody:
+    """A transcript's stored body read in parts: each piece read is checked by its checksum, each row by its message's digest.
+
+    The pieces' checksums were checked against the body's (`Cache.transcript_body`), which also
+    covers the digests: a row whose bytes have its digest is the message as stored.
+    """
+
+    def __init__(self, cache: Cache, session_id: str, agent_id: str, sums: list[str], digests: bytes) -> None:
+        self.cache, self.session_id, self.agent_id, self.sums, self.digests = cache, session_id, agent_id, sums, digests
+        self.pieces: dict[int, bytes] = {}
+
+    def read(self, start: int, end: int | None = None) -> bytes:
+        """Return the body's bytes from `start` to `end` (its end when None), reading only the pieces they are in."""
+        first = start // BODY_PIECE
+        last = len(self.sums) - 1 if end is None else max(first, (end - 1) // BODY_PIECE)
+        data = b"".join(self._piece(number) for number in range(first, last + 1))
+        return data[start - first * BODY_PIECE : None if end is None else end - first * BODY_PIECE]
+
+    def row(self, index: int, start: int, end: int) -> bytes:
+        """Return message `index`'s row, the body's bytes from `start` to `end`, when they have its digest."""
+        row = self.read(start, end)
+        if message_digest(row) != self.digests[index * MESSAGE_DIGEST_BYTES : (index + 1) * MESSAGE_DIGEST_BYTES]:
+            raise CacheDamaged(f"the stored transcript of an agent of session {self.session_id}", (("session", self.session_id),))
+        return row
+
+    def _piece(self, number: int) -> bytes:
+        if number not in self.pieces:
+            found = self.cache.conn.execute("SELECT bytes FROM transcript_pieces WHERE session_id = ? AND agent_id = ? AND piece = ?",
+                                            (self.session_id, self.agent_id, number)).fetchone()
+            if (number >= len(self.sums) or found is None or not isinstance(found[0], bytes)
+                    or _sum(self.session_id, self.agent_id, number, found[0]) != self.sums[number]):
+                raise CacheDamaged(f"the stored transcript of an agent of session {self.session_id}", (("session", self.session_id),))
+            self.pieces[number] = found[0]
+        return self.pieces[number]
 
 
 @record_class(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agenthropic_site.cache import Cache
+from agenthropic_site.cache.store import StoredBody
 from agenthropic_site.config import BuildConfig
 from agenthropic_site.cost import PriceTable
 from agenthropic_site.model.gather import SiteModel
@@ -47,6 +48,10 @@ class CacheSource:
     def transcript(self, session_id: str, agent_id: str) -> tuple[list[Message], bytes]:
         """Return one agent's displayable transcript, with its messages' stored digests."""
         return self.cache.keyed_transcript(session_id, agent_id)
+
+    def transcript_body(self, session_id: str, agent_id: str) -> StoredBody | None:
+        """Return one agent's stored transcript to read in parts."""
+        return self.cache.transcript_body(session_id, agent_id)
 
     def transcript_digests(self, session_id: str) -> dict[str, str]:
         """Return a digest of each agent's stored transcript."""

@@ -265,23 +265,11 @@ def _init27(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field4 = _field4
     self._field5 = _field5
     self._field6 = _field6
-    self._field7 = _field7
-    self._field8 = _field8
-
-
-def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
-    self._field0 = _field0
-    self._field1 = _field1
-    self._field2 = _field2
-    self._field3 = _field3
-    self._field4 = _field4
-    self._field5 = _field5
-    self._field6 = _field6
     self._field7 = _factory7() if _field7 is _FACTORY else _field7
     self._field8 = _field8
 
 
-def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
+def _init28(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -291,6 +279,19 @@ def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     _set(self, '_field6', _field6)
     _set(self, '_field7', _field7)
     _set(self, '_field8', _field8)
+
+
+def _init29(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _field2
+    self._field3 = _field3
+    self._field4 = _field4
+    self._field5 = _field5
+    self._field6 = _field6
+    self._field7 = _field7
+    self._field8 = _field8
+    self._field9 = _field9
 
 
 def _init30(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9):
@@ -648,9 +649,9 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (7, True, (), False): _init24,
     (8, False, (2, 6, 7), False): _init25,
     (8, True, (), False): _init26,
-    (9, False, (), False): _init27,
-    (9, False, (7,), False): _init28,
-    (9, True, (), False): _init29,
+    (9, False, (7,), False): _init27,
+    (9, True, (), False): _init28,
+    (10, False, (), False): _init29,
     (10, False, (4, 5, 6, 7, 9), False): _init30,
     (11, False, (8, 9, 10), False): _init31,
     (13, False, (), False): _init32,

@@ -8,7 +8,7 @@ messages need from outside themselves (`TranscriptContext`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, tzinfo
 from dataclasses import field
 from decimal import Decimal
@@ -19,7 +19,7 @@ from markupsafe import escape
 
 from agenthropic_site.model.views import RequestFigures
 from agenthropic_site.parse.messages import BASE64_RE, THUMBNAIL_TYPES
-from agenthropic_site.parse.model import Block, Tokens
+from agenthropic_site.parse.model import Block, Message, Tokens
 from agenthropic_site.records import record_class
 from agenthropic_site.render.formats import PREVIEW_CHARS
 from agenthropic_site.render.markdown import render_markdown
@@ -40,6 +40,39 @@ class TurnFigures:
     cost: Decimal | None
 
 
+class Results(Mapping[str, tuple[int, Block]]):
+    """Each tool call's first result in a transcript by the call's id: the result's message index, and its block, read when asked for.
+
+    Keys and places need no message read (render/reader.py keys messages by them), so a long
+    stored transcript decodes only the messages it renders (`where`: the message index and block
+    number of each result; `messages`: the transcript, decoding a message when it is first asked for).
+    """
+
+    def __init__(self, where: dict[str, tuple[int, int]], messages: Sequence[Message]) -> None:
+        self.where, self.messages = where, messages
+
+    def __getitem__(self, tool_use_id: str) -> tuple[int, Block]:
+        at, number = self.where[tool_use_id]
+        return at, self.messages[at].blocks[number]
+
+    def __contains__(self, tool_use_id: object) -> bool:
+        return tool_use_id in self.where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.where)
+
+    def __len__(self) -> int:
+        return len(self.where)
+
+    def at(self, tool_use_id: str) -> int:
+        """Return the index of the message a call's result is in."""
+        return self.where[tool_use_id][0]
+
+    def only(self, tool_use_ids: Iterable[str]) -> Results:
+        """Keep the results of these calls (those that have one)."""
+        return Results({tool_use_id: self.where[tool_use_id] for tool_use_id in tool_use_ids if tool_use_id in self.where}, self.messages)
+
+
 @record_class
 class TranscriptContext:
     """What a transcript's messages need from outside themselves: links, figures and where results sit."""
@@ -50,7 +83,7 @@ class TranscriptContext:
     session_href: Callable[[str], str]  # session id -> URL of its page (for `counted_in`)
     requests: dict[str, RequestFigures]  # message_id -> figures; a message whose id is absent shows none
     turns: dict[int, TurnFigures]  # message index -> the turn that user prompt opens
-    results: dict[str, tuple[int, Block]]  # tool_use_id -> (message index, its tool_result block); from index_results()
+    results: Mapping[str, tuple[int, Block]]  # tool_use_id -> (message index, its tool_result block); from index_results()
     # message_id -> index of the one message that shows its figures (from index_requests()); a reply
     # split by tool results into several messages of one id shows them once. Empty: every message does.
     request_at: dict[str, int] = field(default_factory=dict)

@@ -19,7 +19,6 @@ from markupsafe import Markup
 from agenthropic_site import __version__, code_identity
 from agenthropic_site.config import zone_of
 from agenthropic_site.model.gather import SiteModel, apply_watchdog, stale_count
-from agenthropic_site.parse.model import Message
 from agenthropic_site.places import dot_on_path
 from agenthropic_site.model.views import AgentView, RequestFigures, SessionSummary, SessionView
 from agenthropic_site.graph.draw import DrawEdge, DrawError, DrawNode, dot_digest, dot_source, prerender_svgs, render_svg, uncached_sources
@@ -27,6 +26,7 @@ from agenthropic_site.model.insights import ContextPoint, cache_efficiency, larg
 from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
+from agenthropic_site.render.facts import FACTS_MIN_MESSAGES, TranscriptRead, counted_in, facts_count, pack_facts, read_by_facts, row_ends
 from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.rows import agent_rows, status_badge
@@ -38,7 +38,7 @@ from agenthropic_site.render.search import (
 )
 from agenthropic_site.render.source import SiteSource
 from agenthropic_site.render.theme import environment, theme_digest
-from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results
+from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results, skeletons_of
 from agenthropic_site.render.writer import Pieces, SiteWriter
 
 if TYPE_CHECKING:
@@ -60,6 +60,9 @@ CALLS = "#"
 # Before an agent id, the prefix memo of its transcript's layout (render/reader.py `prefix_memo`): the next
 # layout takes the keys of the messages it covers from this one while what they are made of is the same.
 PREFIX = "^"
+# Before an agent id, the facts of its long transcript (render/facts.py `pack_facts`): the next build
+# decodes only the rows after those they stand for, and the messages it renders.
+FACTS = "+"
 # Fewer transcripts than this in the sessions whose pages change (a page each, the main one's the
 # session's) are not worth starting workers: a second or two of one core's work, against the
 # workers' start and the model sent to each (docs/benchmarks.md "Render workers by pages").
@@ -252,16 +255,37 @@ class Renderer:
         self.redactions[sid] = [key, masks.counts]
         return masks
 
-    def transcript(self, sid: str, agent_id: str, masks: Redactor | None) -> tuple[list[Message], bytes | None]:
+    def transcript(self, sid: str, agent_id: str, masks: Redactor | None) -> TranscriptRead:
         """Load one agent's transcript, masked with --redact (its masks counted by `masks` when given), with its messages' stored digests.
 
         The digests stand for the messages as stored, so there are none for masked messages: those are keyed by their contents.
         """
         messages, digests = self.source.transcript(sid, agent_id)
         if self.redactor is None:
-            return messages, digests
+            return TranscriptRead(messages, skeletons_of(messages), digests)
         (masks or _redactor()).messages(messages)
-        return messages, None
+        return TranscriptRead(messages, skeletons_of(messages), None)
+
+    def _main_transcript(self, sid: str, masks: Redactor | None, facts: bytes | None) -> TranscriptRead:
+        """Load a session's main transcript by the facts its last build kept (render/facts.py), else whole; keep its facts for the next build."""
+        read = None
+        if self.redactor is None and facts:
+            body = self.source.transcript_body(sid, sid)
+            read = read_by_facts(body, facts) if body is not None else None
+        if read is None:
+            read = self.transcript(sid, sid, masks)
+        packed = None
+        if read.stored is not None and len(read.skeletons) >= FACTS_MIN_MESSAGES:
+            if read.ends is not None and facts and counted_in(facts) == facts_count(len(read.skeletons)):
+                return read  # read by the facts it would keep: an append within the step after them
+            ends = read.ends
+            if ends is None:
+                body = self.source.transcript_body(sid, sid)
+                ends = row_ends(read.messages, body) if body is not None else None
+            packed = pack_facts(read.skeletons, ends, read.stored) if ends is not None else None
+        if packed != (facts or None):
+            self.layouts[(sid, FACTS + sid)] = packed  # None: the row goes (a masked or short transcript keeps none, as a cold build)
+        return read
 
     def page_changed(self, summary: SessionSummary) -> bool:
         """Tell whether a session's page has other inputs than last build (it will be rendered)."""
@@ -366,7 +390,7 @@ class Renderer:
         return view
 
     def _context(self, lookups: SessionLookups, requests: dict[str, RequestFigures], to_session: str, turns: dict[int, TurnFigures],
-                 messages: list[Message], agent_href: Callable[[str], str]) -> TranscriptContext:
+                 read: TranscriptRead, agent_href: Callable[[str], str]) -> TranscriptContext:
         """Say how one transcript's messages link, from pages in a folder `to_session` below the session's folder."""
         return TranscriptContext(
             spawned=lookups.spawned,
@@ -375,8 +399,8 @@ class Renderer:
             session_href=lambda other: f"{to_session}../{other}/index.html",
             requests=requests,
             turns=turns,
-            results=index_results(messages),
-            request_at=index_requests(messages),
+            results=index_results(read.skeletons, read.messages),
+            request_at=index_requests(read.skeletons),
             zone=self.zone,
         )
 
@@ -389,15 +413,15 @@ class Renderer:
         lookups = SessionLookups.of(session)
         agents = lookups.agents
         requests = self.source.requests(sid, session.collisions > 0)  # a view without collisions owns every request it holds
-        messages, message_digests = self.transcript(sid, sid, masks)
-        own = requests.get(sid, {})
-        turns = turns_of(messages, own, lookups.spawned, agents, session.excluded_reason is not None)
-        context = self._context(lookups, own, "../", turns, messages, lambda agent_id: f"../agents/{agent_id}.html")
         known = self.source.layout_sizes(sid)
-        layout = self._lay_out(sid, sid, messages, message_digests, context, known)
+        main = self._main_transcript(sid, masks, known.get(FACTS + sid))
+        own = requests.get(sid, {})
+        turns = turns_of(main.skeletons, own, lookups.spawned, agents, session.excluded_reason is not None)
+        context = self._context(lookups, own, "../", turns, main, lambda agent_id: f"../agents/{agent_id}.html")
+        layout = self._lay_out(sid, sid, main, context, known)
         self._transcript_pages(f"sessions/{sid}/transcript", layout, session, project, None)
         last_parts = _LastShard(self, sid, known.get(SEARCH_PARTS))
-        parts = _paged_parts(sid, messages, layout, lambda page: f"sessions/{sid}/transcript/{page}.html", last_parts)
+        parts = _paged_parts(sid, layout, lambda page: f"sessions/{sid}/transcript/{page}.html", last_parts)
         # The chart's marks link to the turns the outline lists: every prompt, or the first of each page when there are many.
         first_of_page: dict[int, OutlineEntry] = {}
         for entry in layout.outline:
@@ -437,7 +461,7 @@ class Renderer:
                 read, calls = None, _calls_held(known.get(CALLS + aid), checksum)
                 if calls is None:
                     read = self.transcript(sid, aid, masks)
-                    calls = call_refs(read[0])
+                    calls = call_refs(read.messages)
                     self.layouts[(sid, CALLS + aid)] = checksum.encode() + calls
                 shows = (compacted.get(aid, []), _spawned_by(calls, spawns, lookups))
                 digest = self._output_digest(f"sessions/{sid}/agents/{aid}.html", shown, checksum, self._agent_inputs(lookups, agent, own, shows))
@@ -479,7 +503,7 @@ class Renderer:
     def _agent_pages(
         self, session: SessionView, lookups: SessionLookups, project: Any, agent: AgentView, requests: dict[str, RequestFigures],
         masks: Redactor | None, digest: str, known: dict[str, bytes], was_inline: bool, last_shard: _LastShard,
-        read: tuple[list[Message], bytes | None] | None = None,
+        read: TranscriptRead | None = None,
     ) -> bytes | memoryview | _Kept:
         """Write an agent's page, with its transcript on it when short, else paged beside it; return its part of the search shard.
 
@@ -492,28 +516,28 @@ class Renderer:
         rel = f"sessions/{sid}/agents/{aid}.html"
         if was_inline and self.previous.get(rel) == digest and self._keep(rel):
             def remake() -> bytes:
-                return shard_part(entries_of((read or self.transcript(sid, aid, masks))[0], lambda index: rel))
+                return shard_part(entries_of((read or self.transcript(sid, aid, masks)).messages, lambda index: rel))
 
             kept = last_shard.kept(aid, digest, remake) if masks is None else None
             return kept if kept is not None else remake()
         log.debug(f"render: {rel}: " + ("new" if rel not in self.previous else "its inputs changed"))
-        messages, stored = read or self.transcript(sid, aid, masks)
-        turns = turns_of(messages, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
+        read = read or self.transcript(sid, aid, masks)
+        messages = read.messages
+        turns = turns_of(read.skeletons, requests, lookups.spawned, lookups.agents, session.excluded_reason is not None)
         if fits_inline(messages):
-            inline_context = self._context(lookups, requests, "../", turns, messages, lambda other: f"{other}.html")
+            inline_context = self._context(lookups, requests, "../", turns, read, lambda other: f"{other}.html")
             # A transcript shown whole on its agent's page renders every message for it, so it is laid out without keys
             # and keeps no layout (a cold build of the 500 generated sessions: 2,431 such): none that the next build
             # could measure by. One paged last build is keyed, to be measured by its kept sizes if it is paged again.
-            inline = (self._lay_out(sid, aid, messages, stored, inline_context, known, keep=False) if aid in known
-                      else lay_out_whole(messages, inline_context))
+            inline = (self._lay_out(sid, aid, read, inline_context, known, keep=False) if aid in known
+                      else lay_out_whole(messages, read.skeletons, inline_context))
             if len(inline.pages) == 1:
                 for name in (aid, PREFIX + aid):
                     if name in known:
                         self.layouts[(sid, name)] = None
                 self._agent_page(rel, digest, session, lookups, project, agent, inline, paged=False)
                 return shard_part(entries_of(messages, lambda index: rel))
-        layout = self._lay_out(sid, aid, messages, stored, self._context(lookups, requests, "../../", turns, messages, lambda other: f"../{other}.html"),
-                               known)
+        layout = self._lay_out(sid, aid, read, self._context(lookups, requests, "../../", turns, read, lambda other: f"../{other}.html"), known)
         self._transcript_pages(f"sessions/{sid}/agents/{aid}", layout, session, project, agent)
         self._agent_page(rel, digest, session, lookups, project, agent, layout, paged=True)
         return shard_part(entries_of(messages, lambda index: f"sessions/{sid}/agents/{aid}/{layout.page_of(index)}.html"))
@@ -553,10 +577,10 @@ class Renderer:
                     layout.reuse(number, published)
                 self.page(rel, "transcript.html", body=Markup(layout.body(number)), **page)
 
-    def _lay_out(self, sid: str, agent_id: str, messages: list[Message], stored: bytes | None, context: TranscriptContext,
-                 known: dict[str, bytes], keep: bool = True) -> Layout:
-        """Lay out a transcript (`stored`: its messages' stored digests), measuring only messages the last layout did not; keep its sizes if `keep`."""
-        layout = lay_out(messages, context, unpack_sizes(known.get(agent_id, b"")), stored, known.get(agent_id, b""), known.get(PREFIX + agent_id, b""))
+    def _lay_out(self, sid: str, agent_id: str, read: TranscriptRead, context: TranscriptContext, known: dict[str, bytes], keep: bool = True) -> Layout:
+        """Lay out a transcript as read, measuring only messages the last layout did not; keep its sizes if `keep`."""
+        layout = lay_out(read.messages, read.skeletons, context, unpack_sizes(known.get(agent_id, b"")), read.stored, known.get(agent_id, b""),
+                         known.get(PREFIX + agent_id, b""))
         if not keep:
             return layout
         packed = layout.packed()
@@ -643,19 +667,19 @@ def _spawned_by(calls: bytes, spawns: dict[bytes, str], lookups: SessionLookups)
     return found
 
 
-def _paged_parts(owner: str, messages: list[Message], layout: Layout, href_of_page: Callable[[int], str],
-                 last: _LastShard) -> list[ShardPart]:
+def _paged_parts(owner: str, layout: Layout, href_of_page: Callable[[int], str], last: _LastShard) -> list[ShardPart]:
     """Return a paged transcript's rows of the search shard, one part per page: a page made of the same inputs as last build keeps its part.
 
     An append to a 60 MB session changes its last page or two; its 17 MB of rows were made again
     each time (70-100 ms). A page's part is named `owner/page` (agent ids have no "/").
     """
-    calls = tool_calls(messages)
+    messages, skeletons = layout.messages, layout.skeletons
+    calls = tool_calls(skeletons)
     page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
     parts: list[ShardPart] = []
     for number, page in enumerate(layout.pages, start=1):
         # The page's messages (their keys: content, place, context), its link, and where its results point.
-        made_of = plain_json([href_of_page(number), result_targets(messages, page, calls, page_of)])
+        made_of = plain_json([href_of_page(number), result_targets(skeletons, page, calls, page_of)])
         key = hashlib.blake2b(layout.page_key(number) + made_of, digest_size=16).hexdigest()
         name = f"{owner}/{number}"
 

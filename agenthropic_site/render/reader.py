@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 from decimal import Decimal
 
@@ -14,7 +14,7 @@ import orjson
 from agenthropic_site.model.views import AgentView, RequestFigures
 from agenthropic_site.parse.model import Block, Message, Tokens
 from agenthropic_site.records import record_class
-from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, is_prompt, render_message
+from agenthropic_site.render.transcript import Results, Skeleton, TranscriptContext, TurnFigures, is_prompt, render_message
 
 # A page holds at most this many messages and this much message HTML; the page around them adds
 # a few kilobytes, so no HTML file of the site exceeds PAGE_BOUND. Measured on real sessions:
@@ -25,7 +25,6 @@ PAGE_BOUND = 2_000_000
 # A subagent's transcript shows on its own page when its stored text is below this (most are);
 # a longer one is paged like a session's.
 INLINE_TEXT_CHARS = 400_000
-OUTLINE_CHARS = 160
 # A session page lists every prompt up to this many, else one line per transcript page (each page
 # lists its own prompts): a 60 MB session's 1,000 prompts would take 300 KB of the page.
 OUTLINE_MAX = 300
@@ -58,15 +57,16 @@ class Links(dict[str, str]):
         return self[key]
 
 
-def narrowed(context: TranscriptContext, message: Message, index: int) -> TranscriptContext:
+def narrowed(context: TranscriptContext, skeleton: Skeleton, index: int) -> TranscriptContext:
     """Keep only what one message's HTML reads of its transcript's context: its request, its turn, its calls' results and agents.
 
     Messages are rendered from this, so it is everything a message's HTML depends on besides the
-    message and its index: their digest says whether the HTML can have changed.
+    message and its index: their digest says whether the HTML can have changed. Made from the
+    message's skeleton: a message keyed is not read.
     """
-    ids = list(dict.fromkeys(block.tool_use_id for block in message.blocks if block.tool_use_id))
+    ids = list(dict.fromkeys(tool_use_id for _, _, tool_use_id in skeleton.ids))
     spawned = {tool_use_id: context.spawned[tool_use_id] for tool_use_id in ids if tool_use_id in context.spawned}
-    message_id = message.message_id or ""
+    message_id = skeleton.message_id or ""
     figures = context.requests.get(message_id)
     owner = figures.counted_in if figures is not None else None
     return TranscriptContext(
@@ -76,23 +76,40 @@ def narrowed(context: TranscriptContext, message: Message, index: int) -> Transc
         session_href=Links({owner: context.session_href(owner)} if owner else {}),
         requests={message_id: figures} if figures is not None else {},
         turns={index: context.turns[index]} if index in context.turns else {},
-        results={tool_use_id: context.results[tool_use_id] for tool_use_id in ids if tool_use_id in context.results},
+        results=_only(context.results, ids),
         request_at={message_id: context.request_at[message_id]} if message_id in context.request_at else {},
         zone=context.zone,
     )
 
 
-def message_key(message: Message, index: int, narrow: TranscriptContext, stored: bytes | None = None) -> bytes:
+def _only(results: Mapping[str, tuple[int, Block]], tool_use_ids: list[str]) -> Mapping[str, tuple[int, Block]]:
+    """Keep the results of these calls, reading none of them."""
+    if isinstance(results, Results):
+        return results.only(tool_use_ids)
+    return {tool_use_id: results[tool_use_id] for tool_use_id in tool_use_ids if tool_use_id in results}
+
+
+def _places(results: Mapping[str, tuple[int, Block]]) -> dict[str, int]:
+    """Return the index of the message each result is in, reading none of them."""
+    if isinstance(results, Results):
+        return {tool_use_id: at for tool_use_id, (at, _) in results.where.items()}
+    return {tool_use_id: at for tool_use_id, (at, _) in results.items()}
+
+
+def message_key(message: Message | None, index: int, narrow: TranscriptContext, stored: bytes | None = None) -> bytes:
     """Digest everything a message's HTML is made from (the message, its place, its narrowed context).
 
     `stored`: the digests of the stored rows the transcript's messages were read from, in order
     (cache/store.py message_digest). A row's digest stands for its message, and for the results
     its calls show, which are blocks of later messages (each the first result of its call there):
     the 60 MB session's keys serialised and hashed 34 MB (0.11 s an append), 2.9 MB with them (0.04 s).
+    With them the message itself is not read (it may be None).
     """
     if stored is None:
+        if message is None:
+            raise ValueError("a message without a stored digest is keyed by its contents")
         return hashlib.blake2b(plain_json((message, index, narrow)), digest_size=KEY_BYTES).digest()
-    results = {tool_use_id: _stored_digest(stored, at).hex() for tool_use_id, (at, _) in narrow.results.items()}
+    results = {tool_use_id: _stored_digest(stored, at).hex() for tool_use_id, at in _places(narrow.results).items()}
     return hashlib.blake2b(_stored_digest(stored, index) + plain_json((index, _shown_besides_results(narrow), results)),
                            digest_size=KEY_BYTES).digest()
 
@@ -106,7 +123,8 @@ def _stored_digest(stored: bytes, index: int) -> bytes:
 _shown_besides_results = operator.attrgetter(*(f.name for f in dataclasses.fields(TranscriptContext) if f.name != "results"))
 
 
-def taken_keys(messages: list[Message], context: TranscriptContext, stored: bytes | None, previous: bytes, memo: bytes, prefix: bytes) -> list[bytes | None]:
+def taken_keys(skeletons: Sequence[Skeleton], context: TranscriptContext, stored: bytes | None, previous: bytes, memo: bytes,
+               prefix: bytes) -> list[bytes | None]:
     """Return the keys of the messages the last `prefix_memo` covers, from the last layout, when the memo holds; else none.
 
     The memo names the first messages and digests what their keys are made of but their turns
@@ -121,49 +139,49 @@ def taken_keys(messages: list[Message], context: TranscriptContext, stored: byte
     count = int.from_bytes(memo[:4], "big")
     last: list[bytes | None] = list(unpack_layout(previous)[0][:count])
     # This layout's memo covers as many messages most builds: then it is the digest of them now.
-    if count > min(len(messages), len(last)) or not (
-        memo == prefix if prefix[:4] == memo[:4] else prefix_digest(messages, context, stored, count) == memo[4:]
+    if count > min(len(skeletons), len(last)) or not (
+        memo == prefix if prefix[:4] == memo[:4] else prefix_digest(skeletons, context, stored, count) == memo[4:]
     ):
         return []
     for index in context.turns:
         if index < count:
             last[index] = None
-    late = {tool_use_id for tool_use_id, (at, _) in context.results.items() if at >= count}
+    late = {tool_use_id for tool_use_id, at in _places(context.results).items() if at >= count}
     if late:
-        for index, message in enumerate(messages[:count]):
-            if any(block.tool_use_id in late for block in message.blocks):
+        for index, skeleton in enumerate(skeletons[:count]):
+            if any(tool_use_id in late for _, _, tool_use_id in skeleton.ids):
                 last[index] = None
     return last
 
 
-def prefix_memo(messages: list[Message], context: TranscriptContext, stored: bytes | None) -> bytes:
+def prefix_memo(skeletons: Sequence[Skeleton], context: TranscriptContext, stored: bytes | None) -> bytes:
     """Return the memo the next layout of this transcript takes keys by (`taken_keys`): how many messages it covers, and their `prefix_digest`.
 
     It covers whole steps of PREFIX_STEP messages, never the last (a reply may go on), so the
     appends of a live session find the memo they would write, and digest their messages once.
     Empty for a transcript too short to keep one, or read without stored digests.
     """
-    if stored is None or len(messages) < PREFIX_MIN_MESSAGES:
+    if stored is None or len(skeletons) < PREFIX_MIN_MESSAGES:
         return b""
-    count = (len(messages) - 1) // PREFIX_STEP * PREFIX_STEP
-    return count.to_bytes(4, "big") + prefix_digest(messages, context, stored, count)
+    count = (len(skeletons) - 1) // PREFIX_STEP * PREFIX_STEP
+    return count.to_bytes(4, "big") + prefix_digest(skeletons, context, stored, count)
 
 
-def prefix_digest(messages: list[Message], context: TranscriptContext, stored: bytes, count: int) -> bytes:
+def prefix_digest(skeletons: Sequence[Skeleton], context: TranscriptContext, stored: bytes, count: int) -> bytes:
     """Digest what the keys of the first `count` messages are made of, but their turns and the results after them (`taken_keys`).
 
     Their stored rows; and of their context, all a narrowed one holds of them but those two: the
     figures, owners' links and first places of their requests, the agents their calls spawned,
     their links and labels, where the results of their calls are among them, the zone.
     """
-    head = messages[:count]
-    request_ids = list(dict.fromkeys(message.message_id or "" for message in head))
-    call_ids = list(dict.fromkeys(block.tool_use_id for message in head for block in message.blocks if block.tool_use_id))
+    head = skeletons[:count]
+    request_ids = list(dict.fromkeys(skeleton.message_id or "" for skeleton in head))
+    call_ids = list(dict.fromkeys(tool_use_id for skeleton in head for _, _, tool_use_id in skeleton.ids))
     requests = {message_id: context.requests[message_id] for message_id in request_ids if message_id in context.requests}
     owners = list(dict.fromkeys(figures.counted_in for figures in requests.values() if figures.counted_in))
     spawned = {tool_use_id: context.spawned[tool_use_id] for tool_use_id in call_ids if tool_use_id in context.spawned}
-    results = {tool_use_id: context.results[tool_use_id][0] for tool_use_id in call_ids
-               if tool_use_id in context.results and context.results[tool_use_id][0] < count}
+    places = _places(context.results)
+    results = {tool_use_id: places[tool_use_id] for tool_use_id in call_ids if tool_use_id in places and places[tool_use_id] < count}
     parts = {
         "spawned": spawned,
         "agent_href": {agent_id: context.agent_href(agent_id) for agent_id in spawned.values()},
@@ -191,14 +209,16 @@ def plain_json(value: object) -> bytes:
     return orjson.dumps(value, default=_plain, option=orjson.OPT_NON_STR_KEYS)
 
 
-def _plain(value: object) -> str:
-    """Write what orjson cannot: amounts and the display zone."""
+def _plain(value: object) -> object:
+    """Write what orjson cannot: amounts, the display zone, results (as the dict they stand for)."""
     if isinstance(value, (Decimal, tzinfo)):
         return repr(value)
+    if isinstance(value, Results):
+        return dict(value.items())
     raise TypeError(f"a message key cannot hold {type(value).__name__}")
 
 
-def call_refs(messages: list[Message]) -> bytes:
+def call_refs(messages: Sequence[Message]) -> bytes:
     """Return what a page may show of the agents a transcript's calls spawned: the digests of its calls' ids, those a turn counts first.
 
     A call links to its agent (named by its label); one after the first prompt is in a turn,
@@ -240,7 +260,8 @@ def unpack_layout(packed: bytes) -> tuple[list[bytes], list[int]]:
 class Layout:
     """One agent's transcript laid out: each message's key and HTML size, the pages, the outline; HTML rendered when asked for."""
 
-    messages: list[Message]
+    messages: Sequence[Message]  # a stored transcript's decodes a message when it is first asked for
+    skeletons: Sequence[Skeleton]  # of the messages, in order
     context: TranscriptContext  # the transcript's; each message is rendered from its narrowed part
     keys: list[bytes]  # none when laid out whole (`lay_out_whole`): a page that shows every message keeps no layout
     sizes: list[int]  # bytes of each message's HTML (0: it shows nothing)
@@ -260,8 +281,7 @@ class Layout:
     def fragment(self, index: int) -> str:
         """Return one message's HTML, rendering it if this layout has not yet."""
         if index not in self.fragments:
-            message = self.messages[index]
-            self.fragments[index] = _fitting(message, index, narrowed(self.context, message, index))
+            self.fragments[index] = _fitting(self.messages[index], index, narrowed(self.context, self.skeletons[index], index))
         return self.fragments[index]
 
     def body(self, page: int) -> str:
@@ -318,7 +338,7 @@ class Layout:
         return pack_sizes(self.keys, self.sizes)
 
 
-def fits_inline(messages: list[Message]) -> bool:
+def fits_inline(messages: Sequence[Message]) -> bool:
     """Tell whether a transcript is short enough to show on its agent's own page."""
     if len(messages) > MAX_PAGE_MESSAGES:
         return False
@@ -331,8 +351,8 @@ def fits_inline(messages: list[Message]) -> bool:
     return True
 
 
-def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[bytes, int] | None = None, stored: bytes | None = None,
-            previous: bytes = b"", memo: bytes = b"") -> Layout:
+def lay_out(messages: Sequence[Message], skeletons: Sequence[Skeleton], context: TranscriptContext, known: Mapping[bytes, int] | None = None,
+            stored: bytes | None = None, previous: bytes = b"", memo: bytes = b"") -> Layout:
     """Cut a transcript into pages and outline its prompts, rendering only the messages whose size `known` does not give.
 
     `known` maps message keys to HTML sizes from an earlier build: a message with the same key
@@ -340,34 +360,35 @@ def lay_out(messages: list[Message], context: TranscriptContext, known: Mapping[
     changed (a result arrived, a turn grew) are rendered to be measured. `stored`: the digests of
     the stored rows the messages were read from, STORED_DIGEST_BYTES each, in order (`message_key`).
     `previous` and `memo`: the last build's layout of this transcript (pack_sizes) and its `prefix_memo` (`taken_keys`).
+    With `stored`, a message is read only to be rendered: the rest is keyed from its skeleton.
     """
-    layout = Layout(messages, context, [], [], [], [], {}, previous)
+    layout = Layout(messages, skeletons, context, [], [], [], [], {}, previous)
     known = known or {}
-    layout.prefix = prefix_memo(messages, context, stored)
-    taken = taken_keys(messages, context, stored, previous, memo, layout.prefix)
-    for index, message in enumerate(messages):
+    layout.prefix = prefix_memo(skeletons, context, stored)
+    taken = taken_keys(skeletons, context, stored, previous, memo, layout.prefix)
+    for index, skeleton in enumerate(skeletons):
         # A message measured here is rendered from the context its key was made of; one rendered
         # later (its size known) is narrowed again then: a narrowed context per message, kept,
         # would be 15 MB for a 60 MB session.
         key = taken[index] if index < len(taken) else None
         narrow = None
         if key is None:
-            narrow = narrowed(context, message, index)
-            key = message_key(message, index, narrow, stored)
+            narrow = narrowed(context, skeleton, index)
+            key = message_key(messages[index] if stored is None else None, index, narrow, stored)
         layout.keys.append(key)
         size = known.get(key)
         if size is None:
-            layout.fragments[index] = _fitting(message, index, narrow or narrowed(context, message, index))
+            layout.fragments[index] = _fitting(messages[index], index, narrow or narrowed(context, skeleton, index))
             size = len(layout.fragments[index].encode("utf-8"))
         layout.sizes.append(size)
     return _paged(layout)
 
 
-def lay_out_whole(messages: list[Message], context: TranscriptContext) -> Layout:
+def lay_out_whole(messages: Sequence[Message], skeletons: Sequence[Skeleton], context: TranscriptContext) -> Layout:
     """Lay out a transcript by rendering every message, keying none: for a page that shows all of them (its layout has no keys to keep)."""
-    layout = Layout(messages, context, [], [], [], [], {})
+    layout = Layout(messages, skeletons, context, [], [], [], [], {})
     for index, message in enumerate(messages):
-        layout.fragments[index] = _fitting(message, index, narrowed(context, message, index))
+        layout.fragments[index] = _fitting(message, index, narrowed(context, skeletons[index], index))
         layout.sizes.append(len(layout.fragments[index].encode("utf-8")))
     return _paged(layout)
 
@@ -377,9 +398,9 @@ def _paged(layout: Layout) -> Layout:
     layout.pages = paginate(layout.sizes)
     page_of = {index: number for number, page in enumerate(layout.pages, start=1) for index in page}
     layout.outline = [
-        OutlineEntry(index, page_of[index], _prompt_text(message), message.timestamp, layout.context.turns.get(index))
-        for index, message in enumerate(layout.messages)
-        if is_prompt(message) and layout.sizes[index]
+        OutlineEntry(index, page_of[index], skeleton.prompt, skeleton.timestamp, layout.context.turns.get(index))
+        for index, skeleton in enumerate(layout.skeletons)
+        if skeleton.prompt is not None and layout.sizes[index]
     ]
     return layout
 
@@ -426,15 +447,8 @@ def _with_first_blocks(message: Message, keep: int, index: int, context: Transcr
     return render_message(dataclasses.replace(message, blocks=(*message.blocks[:keep], notice)), index, context)
 
 
-def _prompt_text(message: Message) -> str:
-    """Return the start of a prompt's text, on one line."""
-    text = " ".join(block.text for block in message.blocks if block.kind == "text")
-    text = " ".join(text.split())
-    return text if len(text) <= OUTLINE_CHARS else text[: OUTLINE_CHARS - 1] + "…"
-
-
 def turns_of(
-    messages: list[Message], requests: Mapping[str, RequestFigures], spawned: Mapping[str, str], agents: Mapping[str, AgentView], excluded: bool,
+    skeletons: Sequence[Skeleton], requests: Mapping[str, RequestFigures], spawned: Mapping[str, str], agents: Mapping[str, AgentView], excluded: bool,
 ) -> dict[int, TurnFigures]:
     """Figure each user turn: its own requests (copies counted elsewhere left out) and the whole subtree of every agent it spawned."""
     turns: dict[int, TurnFigures] = {}
@@ -446,21 +460,22 @@ def turns_of(
         if opened is not None:
             turns[opened] = TurnFigures(len(turns) + 1, tokens, None if excluded else cost)
 
-    for index, message in enumerate(messages):
-        if is_prompt(message):
+    for index, skeleton in enumerate(skeletons):
+        if skeleton.prompt is not None:
             close()
             opened, tokens, cost = index, Tokens(), Decimal(0)
         if opened is None:
             continue
-        figures = requests.get(message.message_id) if message.message_id and message.message_id not in counted else None
-        if message.message_id:
-            counted.add(message.message_id)
+        message_id = skeleton.message_id
+        figures = requests.get(message_id) if message_id and message_id not in counted else None
+        if message_id:
+            counted.add(message_id)
         if figures is not None and figures.counted_in is None:
             tokens = tokens + figures.tokens
             cost += figures.cost or Decimal(0)
-        for block in message.blocks:
-            child = agents.get(spawned.get(block.tool_use_id or "", ""))
-            if block.kind == "tool_use" and child is not None:
+        for _, kind, tool_use_id in skeleton.ids:
+            child = agents.get(spawned.get(tool_use_id, ""))
+            if kind == "tool_use" and child is not None:
                 tokens = tokens + child.subtree_tokens
                 cost += child.subtree_cost
     close()

@@ -10,6 +10,7 @@ import orjson
 
 from agenthropic_site.parse.model import Message
 from agenthropic_site.records import record_class
+from agenthropic_site.render.transcript import Skeleton, skeletons_of
 
 KINDS = ("prompt", "answer", "tool-input", "tool-output", "thinking")
 
@@ -29,20 +30,21 @@ class SearchEntry:
     text: str
 
 
-def tool_calls(messages: list[Message]) -> dict[str, tuple[int, int]]:
+def tool_calls(skeletons: Sequence[Skeleton]) -> dict[str, tuple[int, int]]:
     """Return where each tool call of a transcript is: its message index and block number, by tool use id (a later call of an id wins)."""
-    return {block.tool_use_id: (index, number)
-            for index, message in enumerate(messages) for number, block in enumerate(message.blocks)
-            if block.kind == "tool_use" and block.tool_use_id}
+    return {tool_use_id: (index, number)
+            for index, skeleton in enumerate(skeletons) for number, kind, tool_use_id in skeleton.ids
+            if kind == "tool_use"}
 
 
-def entries_of(messages: list[Message], href_of: Callable[[int], str], indices: Iterable[int] | None = None,
+def entries_of(messages: Sequence[Message], href_of: Callable[[int], str], indices: Iterable[int] | None = None,
                calls: dict[str, tuple[int, int]] | None = None) -> list[SearchEntry]:
     """Return the searchable blocks of a transcript in order; `href_of(index)` is the page of message `index`.
 
-    `indices` limits them to those messages (a page's), `calls` is `tool_calls(messages)` when the caller has it.
+    `indices` limits them to those messages (a page's, the only ones read), `calls` is `tool_calls`
+    of the transcript's skeletons when the caller has it.
     """
-    calls = tool_calls(messages) if calls is None else calls
+    calls = tool_calls(skeletons_of(messages)) if calls is None else calls
     entries = []
     for index in range(len(messages)) if indices is None else indices:
         message = messages[index]
@@ -64,15 +66,15 @@ def entries_of(messages: list[Message], href_of: Callable[[int], str], indices: 
     return entries
 
 
-def result_targets(messages: list[Message], indices: Iterable[int], calls: dict[str, tuple[int, int]],
+def result_targets(skeletons: Sequence[Skeleton], indices: Iterable[int], calls: dict[str, tuple[int, int]],
                    page_of: Mapping[int, int]) -> list[tuple[str, int, int, int]]:
     """Return where the tool results of these messages are searched: their call's message, block and page.
 
     Besides the messages themselves, this is all their rows read of the transcript (entries_of).
     """
-    return [(block.tool_use_id, *calls[block.tool_use_id], page_of[calls[block.tool_use_id][0]])
-            for index in indices for block in messages[index].blocks
-            if block.kind == "tool_result" and block.tool_use_id in calls]
+    return [(tool_use_id, *calls[tool_use_id], page_of[calls[tool_use_id][0]])
+            for index in indices for _, kind, tool_use_id in skeletons[index].ids
+            if kind == "tool_result" and tool_use_id in calls]
 
 
 def _kind(role: str, block_kind: str) -> str | None:

@@ -9,6 +9,20 @@ from agenthropic_site.model.views import RequestFigures, SessionView
 from agenthropic_site.parse.model import Message
 
 
+class StoredRows(Protocol):
+    """A stored transcript read in parts: its body (a JSON list of message rows) and each message's digest."""
+
+    digests: bytes  # 16 bytes a message, in order
+
+    def read(self, start: int, end: int | None = None) -> bytes:
+        """Return the body's bytes from `start` to `end` (its end when None)."""
+        ...
+
+    def row(self, index: int, start: int, end: int) -> bytes:
+        """Return message `index`'s row, the body's bytes from `start` to `end`; raise when they are not the message as stored."""
+        ...
+
+
 class SiteSource(Protocol):
     """Load what pages show beyond the model; nothing here writes.
 
@@ -27,6 +41,10 @@ class SiteSource(Protocol):
 
     def transcript(self, session_id: str, agent_id: str) -> tuple[list[Message], bytes]:
         """Return one agent's displayable transcript, with the digest of each message as stored (16 bytes each, in order)."""
+        ...
+
+    def transcript_body(self, session_id: str, agent_id: str) -> StoredRows | None:
+        """Return one agent's stored transcript to read in parts, or None when it has none."""
         ...
 
     def transcript_digests(self, session_id: str) -> dict[str, str]:

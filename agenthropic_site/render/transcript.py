@@ -7,10 +7,14 @@ its turn's), its blocks, and which results are shown inside their calls' cards.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
 from agenthropic_site.parse.model import Block, Message
 from agenthropic_site.render.calls import tool_call
 from agenthropic_site.render.formats import fine_usd, short_time
 from agenthropic_site.render.fragments import (
+    Results,
     TranscriptContext,
     TurnFigures,
     escaped,
@@ -21,26 +25,61 @@ from agenthropic_site.render.fragments import (
     tokens_text,
 )
 
-__all__ = ["TranscriptContext", "TurnFigures", "fine_usd", "index_requests", "index_results", "is_prompt", "render_message"]
+__all__ = ["Results", "Skeleton", "TranscriptContext", "TurnFigures", "fine_usd", "index_requests", "index_results", "is_prompt", "render_message",
+           "skeleton_of", "skeletons_of"]
 
 
-def index_results(messages: list[Message]) -> dict[str, tuple[int, Block]]:
+OUTLINE_CHARS = 160  # of a prompt's text in the outlines
+
+
+class Skeleton(NamedTuple):
+    """What the passes over a whole transcript read of one message (turns, outline, requests, results, search links, keys).
+
+    A long stored transcript keeps its messages' skeletons beside its layout (render/reader.py
+    `pack_facts`), so that a build after an append decodes only the messages it renders.
+    """
+
+    message_id: str | None
+    timestamp: str | None
+    prompt: str | None  # the start of its text on one line, when it is a prompt (`is_prompt`); else None
+    ids: list[list[Any]]  # [block number, block kind, tool use id] of each of its blocks with a tool use id, in order
+
+
+def skeleton_of(message: Message) -> Skeleton:
+    """Return what the passes over a whole transcript read of a message."""
+    ids = [[number, block.kind, block.tool_use_id] for number, block in enumerate(message.blocks) if block.tool_use_id]
+    return Skeleton(message.message_id, message.timestamp, _prompt_text(message) if is_prompt(message) else None, ids)
+
+
+def skeletons_of(messages: Sequence[Message]) -> list[Skeleton]:
+    """Return the skeleton of each message of a transcript (`skeleton_of`)."""
+    return [skeleton_of(message) for message in messages]
+
+
+def _prompt_text(message: Message) -> str:
+    """Return the start of a prompt's text, on one line."""
+    text = " ".join(block.text for block in message.blocks if block.kind == "text")
+    text = " ".join(text.split())
+    return text if len(text) <= OUTLINE_CHARS else text[: OUTLINE_CHARS - 1] + "…"
+
+
+def index_results(skeletons: Sequence[Skeleton], messages: Sequence[Message]) -> Results:
     """Map each tool call's id to its first result in this transcript (calls without a result, results without a call: left out)."""
-    calls = {block.tool_use_id for message in messages for block in message.blocks if block.kind == "tool_use" and block.tool_use_id}
-    results: dict[str, tuple[int, Block]] = {}
-    for index, message in enumerate(messages):
-        for block in message.blocks:
-            if block.kind == "tool_result" and block.tool_use_id in calls and block.tool_use_id not in results:
-                results[block.tool_use_id] = (index, block)
-    return results
+    calls = {tool_use_id for skeleton in skeletons for _, kind, tool_use_id in skeleton.ids if kind == "tool_use"}
+    where: dict[str, tuple[int, int]] = {}
+    for index, skeleton in enumerate(skeletons):
+        for number, kind, tool_use_id in skeleton.ids:
+            if kind == "tool_result" and tool_use_id in calls and tool_use_id not in where:
+                where[tool_use_id] = (index, number)
+    return Results(where, messages)
 
 
-def index_requests(messages: list[Message]) -> dict[str, int]:
+def index_requests(skeletons: Sequence[Skeleton]) -> dict[str, int]:
     """Map each API message id to the index of the first message carrying it, the one that shows its figures."""
     first: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        if message.message_id is not None and message.message_id not in first:
-            first[message.message_id] = index
+    for index, skeleton in enumerate(skeletons):
+        if skeleton.message_id is not None and skeleton.message_id not in first:
+            first[skeleton.message_id] = index
     return first
 
 
