@@ -7,7 +7,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from agenthropic_site.cache import Cache, store
@@ -91,9 +90,8 @@ def test_facts_that_misplace_a_row_are_reported_and_derived_again(demo_corpus: P
     out, cache = tmp_path / "site", tmp_path / "cache"
     run_build(config(demo_corpus, out, cache))
     packed = kept(cache)
-    ends, skeletons = orjson.loads(packed[20:])
-    ends[1] += 1  # the second row ends a byte late, the third starts a byte late
-    forged = packed[:20] + orjson.dumps([ends, skeletons])
+    at = 20 + 8  # the second row's end
+    forged = packed[:at] + (int.from_bytes(packed[at : at + 8], "big") + 1).to_bytes(8, "big") + packed[at + 8 :]  # a byte late
     with closing(sqlite3.connect(cache / "cache.sqlite3")) as conn, conn:
         conn.execute("UPDATE layouts SET sizes = ?, sizes_sum = ? WHERE session_id = ? AND agent_id = ?",
                      (forged, _sum(SESSION, pages.FACTS + SESSION, forged), SESSION, pages.FACTS + SESSION))

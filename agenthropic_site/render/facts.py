@@ -14,6 +14,7 @@ rows, 11.7 MB, for the few hundred its last page shows.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
 from typing import NamedTuple, overload
 
@@ -27,6 +28,7 @@ FACTS_MIN_MESSAGES = 1_000  # a transcript of more than a page (render/reader.py
 FACTS_STEP = 256  # the facts cover a multiple of this many messages
 DIGEST_BYTES = 16  # of a stored message's digest (cache/store.py MESSAGE_DIGEST_BYTES)
 _HEAD = 4 + 16  # how many messages the facts are of, the digest of their stored digests
+END_BYTES = 8  # of each row's end, unsigned: any bytes are ends, and a row read between wrong ones fails its digest
 
 
 class TranscriptRead(NamedTuple):
@@ -71,12 +73,16 @@ def pack_facts(skeletons: list[Skeleton], ends: list[int], stored: bytes) -> byt
     """Write what the next build reads a transcript by: how many messages the facts are of, the digest of their stored digests, their row ends and skeletons.
 
     None when they would be of no message (a transcript of less than a step and one message).
+    Their row ends need no check (a row read between wrong ones fails its digest); their
+    skeletons are trusted as far as the row's checksum (cache/store.py `layout_sizes`): checking
+    each one's types would cost a build more than reading them, and only facts forged with their
+    checksum made again could have the render raise.
     """
     count = facts_count(len(skeletons))
     if count < 1:
         return None
-    return (count.to_bytes(4, "big") + _digest(stored[: count * DIGEST_BYTES])
-            + orjson.dumps([ends[:count], [list(skeleton) for skeleton in skeletons[:count]]]))
+    return (count.to_bytes(4, "big") + _digest(stored[: count * DIGEST_BYTES]) + struct.pack(f">{count}Q", *ends[:count])
+            + orjson.dumps([list(skeleton) for skeleton in skeletons[:count]]))
 
 
 def facts_count(messages: int) -> int:
@@ -94,14 +100,13 @@ def unpack_facts(packed: bytes, stored: bytes) -> tuple[list[int], list[Skeleton
     count = counted_in(packed)
     if count < 1 or count * DIGEST_BYTES > len(stored) or _digest(stored[: count * DIGEST_BYTES]) != packed[4:_HEAD]:
         return None
+    rows_at = _HEAD + count * END_BYTES
     try:
-        ends, rows = orjson.loads(packed[_HEAD:])
-        skeletons = [Skeleton(*row) for row in rows]
-    except (orjson.JSONDecodeError, TypeError, ValueError):
+        ends = list(struct.unpack(f">{count}Q", packed[_HEAD:rows_at]))
+        skeletons = [Skeleton(*row) for row in orjson.loads(packed[rows_at:])]
+    except (struct.error, orjson.JSONDecodeError, TypeError, ValueError):
         return None  # facts this code did not write: the transcript is read whole
-    if len(ends) != count or len(skeletons) != count:
-        return None
-    return ends, skeletons
+    return (ends, skeletons) if len(skeletons) == count else None
 
 
 def read_by_facts(body: StoredRows, packed: bytes) -> TranscriptRead | None:
