@@ -454,16 +454,17 @@ def turns_of(
     turns: dict[int, TurnFigures] = {}
     counted: set[str] = set()  # a request written as lines around a tool result shows as two messages: count it once
     opened: int | None = None
-    tokens, cost = Tokens(), Decimal(0)
+    parts: list[Tokens] = []  # the open turn's token counts, added up once it closes (Tokens.sum_of)
+    cost = Decimal(0)
 
     def close() -> None:
         if opened is not None:
-            turns[opened] = TurnFigures(len(turns) + 1, tokens, None if excluded else cost)
+            turns[opened] = TurnFigures(len(turns) + 1, Tokens.sum_of(parts), None if excluded else cost)
 
     for index, skeleton in enumerate(skeletons):
         if skeleton.prompt is not None:
             close()
-            opened, tokens, cost = index, Tokens(), Decimal(0)
+            opened, parts, cost = index, [], Decimal(0)
         if opened is None:
             continue
         message_id = skeleton.message_id
@@ -471,12 +472,12 @@ def turns_of(
         if message_id:
             counted.add(message_id)
         if figures is not None and figures.counted_in is None:
-            tokens = tokens + figures.tokens
+            parts.append(figures.tokens)
             cost += figures.cost or Decimal(0)
         for _, kind, tool_use_id in skeleton.ids:
             child = agents.get(spawned.get(tool_use_id, ""))
             if kind == "tool_use" and child is not None:
-                tokens = tokens + child.subtree_tokens
+                parts.append(child.subtree_tokens)
                 cost += child.subtree_cost
     close()
     return turns
