@@ -8,6 +8,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 from decimal import Decimal
+from typing import Any
 
 import orjson
 
@@ -89,11 +90,9 @@ def _only(results: Mapping[str, tuple[int, Block]], tool_use_ids: list[str]) -> 
     return {tool_use_id: results[tool_use_id] for tool_use_id in tool_use_ids if tool_use_id in results}
 
 
-def _places(results: Mapping[str, tuple[int, Block]]) -> dict[str, int]:
-    """Return the index of the message each result is in, reading none of them."""
-    if isinstance(results, Results):
-        return {tool_use_id: at for tool_use_id, (at, _) in results.where.items()}
-    return {tool_use_id: at for tool_use_id, (at, _) in results.items()}
+def _places(results: Mapping[str, tuple[int, Any]]) -> Mapping[str, tuple[int, Any]]:
+    """Return each result by its call's id with the index of the message it is in first, reading none of them."""
+    return results.where if isinstance(results, Results) else results
 
 
 def message_key(message: Message | None, index: int, narrow: TranscriptContext, stored: bytes | None = None) -> bytes:
@@ -109,7 +108,7 @@ def message_key(message: Message | None, index: int, narrow: TranscriptContext, 
         if message is None:
             raise ValueError("a message without a stored digest is keyed by its contents")
         return hashlib.blake2b(plain_json((message, index, narrow)), digest_size=KEY_BYTES).digest()
-    results = {tool_use_id: _stored_digest(stored, at).hex() for tool_use_id, at in _places(narrow.results).items()}
+    results = {tool_use_id: _stored_digest(stored, at).hex() for tool_use_id, (at, _) in _places(narrow.results).items()}
     return hashlib.blake2b(_stored_digest(stored, index) + plain_json((index, _shown_besides_results(narrow), results)),
                            digest_size=KEY_BYTES).digest()
 
@@ -146,7 +145,7 @@ def taken_keys(skeletons: Sequence[Skeleton], context: TranscriptContext, stored
     for index in context.turns:
         if index < count:
             last[index] = None
-    late = {tool_use_id for tool_use_id, at in _places(context.results).items() if at >= count}
+    late = {tool_use_id for tool_use_id, (at, _) in _places(context.results).items() if at >= count}
     if late:
         for index, skeleton in enumerate(skeletons[:count]):
             if any(tool_use_id in late for _, _, tool_use_id in skeleton.ids):
@@ -181,7 +180,7 @@ def prefix_digest(skeletons: Sequence[Skeleton], context: TranscriptContext, sto
     owners = list(dict.fromkeys(figures.counted_in for figures in requests.values() if figures.counted_in))
     spawned = {tool_use_id: context.spawned[tool_use_id] for tool_use_id in call_ids if tool_use_id in context.spawned}
     places = _places(context.results)
-    results = {tool_use_id: places[tool_use_id] for tool_use_id in call_ids if tool_use_id in places and places[tool_use_id] < count}
+    results = {tool_use_id: places[tool_use_id][0] for tool_use_id in call_ids if tool_use_id in places and places[tool_use_id][0] < count}
     parts = {
         "spawned": spawned,
         "agent_href": {agent_id: context.agent_href(agent_id) for agent_id in spawned.values()},
