@@ -174,6 +174,11 @@ class CacheDamaged(Exception):
         return self.what
 
 
+def transcript_damaged(session_id: str) -> CacheDamaged:
+    """Say that a stored transcript of a session is not as written: the session is read again from the corpus."""
+    return CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
+
+
 # SQLite's answers that say the cache cannot be used now, as opposed to damage (which is rebuilt).
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _ACCESS_CODES = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH,
@@ -997,7 +1002,7 @@ class Cache:
         sums = [piece_sum for _, piece_sum in rows]
         sound = sound and [piece for piece, _ in rows] == list(range(len(rows))) and all(isinstance(piece_sum, str) for piece_sum in sums)
         if not sound or _body_sum(sid, agent_id, sums, digests) != checkpoint.body_sum:  # checked when the checkpoint was read: changed since
-            raise CacheDamaged(f"the stored transcript of an agent of session {sid}", (("session", sid),))
+            raise transcript_damaged(sid)
         kept = len(digests) - (MESSAGE_DIGEST_BYTES if replaced and digests else 0)
         return first, sums[:first], spliced(head, keep, tail), digests[:kept] + tail_digests
 
@@ -1569,7 +1574,7 @@ class Cache:
         body = self._stored_body(session_id, agent_id, row[0], digests) if isinstance(digests, bytes) else None
         messages = _decode_messages(body) if body is not None else None
         if messages is None or len(digests) != MESSAGE_DIGEST_BYTES * len(messages):
-            raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
+            raise transcript_damaged(session_id)
         return messages, digests
 
     def transcript_body(self, session_id: str, agent_id: str) -> StoredBody | None:
@@ -1583,7 +1588,7 @@ class Cache:
         sums = [piece_sum for _, piece_sum in rows]
         in_order = [piece for piece, _ in rows] == list(range(len(rows))) and all(isinstance(piece_sum, str) for piece_sum in sums)
         if not in_order or not isinstance(digests, bytes) or _body_sum(session_id, agent_id, sums, digests) != body_sum:
-            raise CacheDamaged(f"the stored transcript of an agent of session {session_id}", (("session", session_id),))
+            raise transcript_damaged(session_id)
         return StoredBody(self, session_id, agent_id, sums, digests)
 
     def transcript_digests(self, session_id: str) -> dict[str, str]:
@@ -1686,7 +1691,7 @@ class StoredBody:
         """Return message `index`'s row, the body's bytes from `start` to `end`, when they have its digest."""
         row = self.read(start, end)
         if message_digest(row) != self.digests[index * MESSAGE_DIGEST_BYTES : (index + 1) * MESSAGE_DIGEST_BYTES]:
-            raise CacheDamaged(f"the stored transcript of an agent of session {self.session_id}", (("session", self.session_id),))
+            raise transcript_damaged(self.session_id)
         return row
 
     def _piece(self, number: int) -> bytes:
@@ -1695,7 +1700,7 @@ class StoredBody:
                                             (self.session_id, self.agent_id, number)).fetchone()
             if (number >= len(self.sums) or found is None or not isinstance(found[0], bytes)
                     or _sum(self.session_id, self.agent_id, number, found[0]) != self.sums[number]):
-                raise CacheDamaged(f"the stored transcript of an agent of session {self.session_id}", (("session", self.session_id),))
+                raise transcript_damaged(self.session_id)
             self.pieces[number] = found[0]
         return self.pieces[number]
 

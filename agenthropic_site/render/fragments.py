@@ -64,10 +64,6 @@ class Results(Mapping[str, tuple[int, Block]]):
     def __len__(self) -> int:
         return len(self.where)
 
-    def at(self, tool_use_id: str) -> int:
-        """Return the index of the message a call's result is in."""
-        return self.where[tool_use_id][0]
-
     def only(self, tool_use_ids: Iterable[str]) -> Results:
         """Keep the results of these calls (those that have one)."""
         return Results({tool_use_id: self.where[tool_use_id] for tool_use_id in tool_use_ids if tool_use_id in self.where}, self.messages)

@@ -35,7 +35,7 @@ OUTLINE_CHARS = 160  # of a prompt's text in the outlines
 class Skeleton(NamedTuple):
     """What the passes over a whole transcript read of one message (turns, outline, requests, results, search links, keys).
 
-    A long stored transcript keeps its messages' skeletons beside its layout (render/reader.py
+    A long stored transcript keeps its messages' skeletons beside its layout (render/facts.py
     `pack_facts`), so that a build after an append decodes only the messages it renders.
     """
 
