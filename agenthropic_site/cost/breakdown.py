@@ -83,22 +83,26 @@ def window_cost(rows: Iterable[CostedRow], agent_id: str, start: str | None, end
     return total
 
 
-def what_if(rows: list[CostedRow], prices: PriceTable, session_cost: Decimal) -> list[WhatIf]:
-    """Reprice each family present as each what-if target family, each request at the target's rates for its day, tier and speed.
-
-    A family whose requests cannot be priced as the target (fast mode without a multiplier
-    there) gets no figure for that target rather than a guessed one.
-    """
+def family_sums(rows: Iterable[CostedRow]) -> dict[str, tuple[RequestSums, Decimal]]:
+    """Sum each family's requests for pricing at any family's rates (`RequestSums`), with what they cost, by family name."""
     requests: dict[str, list[tuple[Tokens, str | None, str | None]]] = {}
     costs: dict[str, Decimal] = {}
     for row in rows:
         requests.setdefault(row.family, []).append((row.tokens, row.at, row.speed))
         costs[row.family] = costs.get(row.family, ZERO) + row.cost
+    return {family: (RequestSums.of(requests[family]), costs[family]) for family in sorted(requests)}
+
+
+def what_if(families: dict[str, tuple[RequestSums, Decimal]], prices: PriceTable, session_cost: Decimal) -> list[WhatIf]:
+    """Reprice each family present (`family_sums`) as each what-if target family, each request at the target's rates for its day, tier and speed.
+
+    A family whose requests cannot be priced as the target (fast mode without a multiplier
+    there) gets no figure for that target rather than a guessed one.
+    """
     results = []
-    for source in sorted(requests):
+    for source, (sums, _) in families.items():
         # Summed once for every target: each target's figure prices these sums, not each request.
-        sums = RequestSums.of(requests[source])
-        others = sum((cost for family, cost in sorted(costs.items()) if family != source), ZERO)
+        others = sum((cost for family, (_, cost) in families.items() if family != source), ZERO)
         for target in prices.what_if_targets:
             if target == source:
                 continue

@@ -11,7 +11,7 @@ from typing import Protocol, TypeVar
 
 from agenthropic_site.config import DEFAULT_TZ, zone_of
 from agenthropic_site.cost import PriceTable, PricingError
-from agenthropic_site.cost.breakdown import CostedRow
+from agenthropic_site.cost.prices import RequestSums
 from agenthropic_site.parse.model import Tokens
 from agenthropic_site.parse.tools import ToolCall, mcp_server
 from agenthropic_site.records import record_class
@@ -60,19 +60,11 @@ def largest_requests(points: Iterable[ContextPoint], count: int = LARGEST) -> li
 # --- cache efficiency --------------------------------------------------------------------------------
 
 
-def uncached_tokens(tokens: Tokens) -> Tokens:
-    """Return a request's tokens as if nothing were cached: every cache read and write sent as plain input."""
-    return Tokens(context_size(tokens), tokens.output)
-
-
-def uncached_cost(rows: Iterable[CostedRow], prices: PriceTable) -> Decimal | None:
-    """Price every request again with its cache reads and writes as plain input (same model, day and speed); None when one cannot be."""
-    by_family: dict[str, list[tuple[Tokens, str | None, str | None]]] = {}
-    for row in rows:
-        if row.family:  # a priced row without a family is synthetic: it cost nothing, cached or not
-            by_family.setdefault(row.family, []).append((uncached_tokens(row.tokens), row.at, row.speed))
+def uncached_cost(families: dict[str, tuple[RequestSums, Decimal]], prices: PriceTable) -> Decimal | None:
+    """Price every request again (`family_sums`) with its cache reads and writes as plain input (same model, day and speed); None when one cannot be."""
     try:
-        return sum((prices.total_as(family, requests) for family, requests in sorted(by_family.items())), ZERO)
+        # A priced row without a family is synthetic: it cost nothing, cached or not.
+        return sum((prices.total_of(family, sums.uncached()) for family, (sums, _) in families.items() if family), ZERO)
     except PricingError:
         return None
 

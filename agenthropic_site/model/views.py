@@ -19,6 +19,7 @@ from agenthropic_site.cost.breakdown import (
     WhatIf,
     costed_row,
     by_category,
+    family_sums,
     previous_boundary,
     segment_costs,
     spend_over_time,
@@ -466,8 +467,9 @@ def _cost_breakdowns(session: SessionView, rows: list[CostedRow], prices: PriceT
         if compaction.agent_id != session.session_id and compaction.at:
             start = previous_boundary(sorted(times_of[compaction.agent_id]), compaction.at)
             compaction.cost_before = window_cost(rows, compaction.agent_id, start, compaction.at, compaction.compaction_agent_id)
-    session.what_if = what_if(rows, prices, session.cost or Decimal(0))
-    session.uncached_cost = uncached_cost(rows, prices)
+    families = family_sums(rows)  # summed once for both
+    session.what_if = what_if(families, prices, session.cost or Decimal(0))
+    session.uncached_cost = uncached_cost(families, prices)
     session.spend_over_time = [(at, str(cost)) for at, cost in spend_over_time(rows)]  # as the stored view keeps them
 
 
