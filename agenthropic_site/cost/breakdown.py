@@ -25,15 +25,10 @@ class CostedRow:
     speed: str | None
     parts: tuple[Decimal, ...]  # cost by category, TOKEN_CATEGORIES order
     segment: int
-    # The request's whole cost, the sum of `parts` (`costed_row`): made once, not by each breakdown
-    # that reads it (four sums of five Decimals a request; the 60 MB session has 9,490).
+    # The request's whole cost, the sum of `parts`: stored beside them (cache/store.py price_columns,
+    # sealed with the row), read once rather than summed by each breakdown that needs it (the 60 MB
+    # session has 9,490 requests).
     cost: Decimal
-
-
-def costed_row(agent_id: str, model: str, family: str, tokens: Tokens, at: str | None, speed: str | None, parts: tuple[Decimal, ...],
-               segment: int) -> CostedRow:
-    """Return a CostedRow, its whole cost summed from its parts."""
-    return CostedRow(agent_id, model, family, tokens, at, speed, parts, segment, sum(parts, ZERO))
 
 
 @record_class(frozen=True)

@@ -17,7 +17,6 @@ from agenthropic_site.cost import PriceTable
 from agenthropic_site.cost.breakdown import (
     CostedRow,
     WhatIf,
-    costed_row,
     by_category,
     family_sums,
     previous_boundary,
@@ -390,7 +389,7 @@ def _load_usage(
     problems: dict[str, set[str]] = defaultdict(set)
     counted: dict[str, list[tuple[str, str, Tokens, Decimal, str | None]]] = defaultdict(list)
     decimals = _Decimals()  # costs are stored as text; the same few values recur (every "0")
-    for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem, _,
+    for (session_id, message_id, request_id, agent_id, model, family, at, speed, segment, problem, whole,
          tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in values:
         session = sessions[session_id]
         holder = _owner_of(owner, message_id, request_id, session_id)
@@ -405,7 +404,7 @@ def _load_usage(
             counted[session_id].append((agent_id, model, tokens, Decimal(0), at))
             continue
         parts = (decimals[cost_input], decimals[cost_output], decimals[cost_read], decimals[cost_5m], decimals[cost_1h])
-        costed = costed_row(agent_id, model, family, tokens, at, speed, parts, segment)
+        costed = CostedRow(agent_id, model, family, tokens, at, speed, parts, segment, decimals[whole])
         rows_of[session_id].append(costed)
         counted[session_id].append((agent_id, model, tokens, costed.cost, at))
     for session_id, found in problems.items():
@@ -504,13 +503,13 @@ def figures_of(values: list[tuple[Any, ...]], owner: dict[str, str], session_id:
     )
     figures: dict[str, dict[str, RequestFigures]] = defaultdict(dict)
     decimals = _Decimals()
-    for (_, message_id, request_id, agent_id, _, _, _, _, _, _, whole, tokens, cost_input, cost_output, cost_read, cost_5m, cost_1h) in values:
+    for (_, message_id, request_id, agent_id, _, _, _, _, _, _, whole, tokens, *_) in values:
         if message_id is None:
             continue  # an id-less request cannot be matched to a displayed message
         holder = _owner_of(owner, message_id, request_id, session_id)
         cost = None
         if not excluded and whole is not None:
-            cost = sum((decimals[cost_input], decimals[cost_output], decimals[cost_read], decimals[cost_5m], decimals[cost_1h]), Decimal(0))
+            cost = decimals[whole]
         figures[agent_id][message_id] = RequestFigures(tokens, cost, None if holder == session_id else holder)
     return dict(figures)
 
