@@ -222,6 +222,37 @@ def test_a_new_cache_indexes_requests_by_id_once_its_first_ingest_has_written_th
     assert_equals_cold_build(corpus, tmp_path / "site", tmp_path)
 
 
+def test_views_look_for_sessions_sharing_requests_only_when_one_is_unchecked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold build wrote and sealed every session: its views check no neighbour; an append's view, with the others unchecked, does."""
+    looked: list[list[str]] = []
+    real_verify, real_shared = Cache.verify_for_views, Cache.shared_requests
+    verifying: list[bool] = []
+
+    def verify_for_views(self: Cache, session_ids: list[str]) -> None:
+        verifying.append(True)
+        try:
+            real_verify(self, session_ids)
+        finally:
+            verifying.pop()
+
+    def shared_requests(self: Cache, session_ids: list[str]) -> list[tuple[str | None, str | None, str, str | None]]:
+        if verifying:
+            looked.append(session_ids)
+        return real_shared(self, session_ids)
+
+    monkeypatch.setattr(Cache, "verify_for_views", verify_for_views)
+    monkeypatch.setattr(Cache, "shared_requests", shared_requests)
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    run_build(config(corpus, tmp_path / "site", tmp_path / "cache"))
+    assert looked == []
+    with main_file(corpus).open("ab") as handle:
+        handle.write(main_file(corpus).read_bytes().splitlines(keepends=True)[-1].replace(b'"msg_', b'"msg_again_', 1))
+    run_build(config(corpus, tmp_path / "site", tmp_path / "cache"))
+    assert looked == [[SESSION]]
+    assert_equals_cold_build(corpus, tmp_path / "site", tmp_path)
+
+
 def test_a_cache_whose_first_build_stopped_before_its_ingest_ended_is_indexed_when_opened(tmp_path: Path) -> None:
     Cache(tmp_path / "cache").close()  # made, then stopped: its rows not indexed by id yet
     assert _request_id_indexes(tmp_path / "cache") == []

@@ -109,7 +109,8 @@ def a_stored_title(cache: Path, column: str) -> tuple[str, bytes, str]:
     raise AssertionError("no session with a plain title")
 
 
-DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "message-digest", "piece-checksum", "graph", "token-count", "agent", "blob"]
+DAMAGE = ["view", "summary", "transcript", "truncated-transcript", "message-digest", "piece-checksum", "graph", "token-count", "agent", "blob",
+          "rows-without-session"]
 
 
 class Built(NamedTuple):
@@ -185,6 +186,14 @@ def test_a_flipped_byte_in_a_stored_view_is_detected_reported_and_rebuilt(
             change(cache, "UPDATE token_usage SET output = output + 16 WHERE rowid = (SELECT min(rowid) FROM token_usage WHERE output > 0)")
         elif damage == "blob":  # the same bytes, as a blob where a text was: SQLite keeps the type a TEXT column is given
             change(cache, "UPDATE token_usage SET model = CAST(model AS BLOB) WHERE rowid = (SELECT min(rowid) FROM token_usage)")
+        elif damage == "rows-without-session":
+            # A copy of a request under a session the cache does not hold, naming itself the original:
+            # taken as its owner, it would take the request's cost from its session. Every session is
+            # priced again, so checked, by this build: the rows' own session ids are what find it.
+            columns = [name for _, name, *_ in rows(cache, "PRAGMA table_info(token_usage)")]
+            others = ", ".join("'ghost'" if name in ("session_id", "origin_session") else name for name in columns)
+            change(cache, f"INSERT INTO token_usage SELECT {others} FROM token_usage "
+                          "WHERE rowid = (SELECT min(rowid) FROM token_usage WHERE message_id IS NOT NULL AND cost IS NOT NULL)")
         else:
             change(cache, "UPDATE agents SET description = 'X' || substr(description, 2) "
                           "WHERE rowid = (SELECT min(rowid) FROM agents WHERE description != '' AND description NOT LIKE 'X%')")
@@ -255,6 +264,7 @@ EXPECTED = {
     "token-count": "the stored rows of session",
     "agent": "the stored rows of session",
     "blob": "the stored rows of session",
+    "rows-without-session": "the stored rows of session ghost",
 }
 
 
