@@ -467,8 +467,8 @@ def kept_insights(settings: BuildConfig) -> str:
     return str(value)
 
 
-def _append_copy(path: Path, kind: str) -> None:
-    """Append a copy of the transcript's last user tool result ("tool") or assistant text reply ("text"), with fresh ids, dated after it."""
+def _append_copy(path: Path, kind: str, text: str | None = None) -> None:
+    """Append a copy of the last user tool result ("tool") or assistant text reply ("text", its text made `text` if given), with fresh ids, dated after it."""
     lines = path.read_bytes().splitlines()
     records = [json.loads(line) for line in lines if line.strip()]
     last_uuid = next(record["uuid"] for record in reversed(records) if record.get("uuid"))
@@ -485,13 +485,16 @@ def _append_copy(path: Path, kind: str) -> None:
     copy["parentUuid"], copy["uuid"] = last_uuid, f"{kind}-copy-{len(lines)}"
     copy["timestamp"] = max(r["timestamp"] for r in records if isinstance(r.get("timestamp"), str))[:19] + ".999Z"
     if role == "assistant":
+        for block in blocks(copy):
+            if text is not None and isinstance(block, dict) and block.get("type") == "text":
+                block["text"] = text
         copy["message"]["id"] = f"msg_{kind}_copy_{len(lines)}"
         copy["requestId"] = f"req_{kind}_copy_{len(lines)}"
     with path.open("ab") as handle:
         handle.write(json.dumps(copy).encode() + b"\n")
 
 
-def test_markdown_it_loads_only_for_a_build_that_renders_text(demo_corpus: Path, tmp_path: Path) -> None:
+def test_markdown_it_loads_only_for_a_build_that_renders_more_than_plain_paragraphs(demo_corpus: Path, tmp_path: Path) -> None:
     # A process of its own for each build: what it loaded is what an `agenthropic build` loads.
     arguments = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "live"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "-q"]
     probe = "import sys; from agenthropic_site.cli import main; code = main(sys.argv[1:]); print(code, 'markdown_it' in sys.modules)"
@@ -503,7 +506,9 @@ def test_markdown_it_loads_only_for_a_build_that_renders_text(demo_corpus: Path,
     assert build() == "1 True"  # a cold build renders every text (the demo has sessions it cannot price: exit 1)
     _append_copy(main_file(demo_corpus), "tool")
     assert build() == "1 False"  # the new message is a tool result: no Markdown to render
-    _append_copy(main_file(demo_corpus), "text")
+    _append_copy(main_file(demo_corpus), "text", "Done: `make test` passes.\n\nNothing else changed.")
+    assert build() == "1 False"  # plain paragraphs and a code span: written as markdown-it would (render/markdown.py)
+    _append_copy(main_file(demo_corpus), "text", "**Done**:\n\n- `make test` passes")
     assert build() == "1 True"
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
 

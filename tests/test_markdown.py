@@ -6,8 +6,12 @@ render_markdown itself (the memo in front of it).
 
 from __future__ import annotations
 
+import random
+import subprocess
+import sys
 from collections.abc import Callable
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -143,3 +147,81 @@ def test_any_markdown_renders_safe_html(engine: str, parts: list[str]) -> None:
     html = ENGINES[engine]("".join(parts))
     assert_safe(html)
     assert "<script" not in html and "<img" not in html
+
+
+# Texts of plain paragraphs with code spans, which render/markdown.py renders without markdown-it,
+# and texts one construct away from them, which it must leave to markdown-it.
+COVERED = [
+    "Plain words.",
+    "Run `make test`, then `git status`.",
+    "Two lines\nin one paragraph.",
+    "First paragraph.\n\n\nSecond, with `a_b*c<d>&e|f~g[h]\\i`.",
+    "An unpaired ` backtick stays text, as does a last `one.",
+    "Spans keep ` one space ` less on each side, `  two  ` too, and `   ` when all are spaces.",
+    'Quotes " and > are escaped, and \' is not; é, ß and 中文 are letters.',
+    "\nLeading and trailing newlines go.\n\n",
+    "A span `across\nlines` joins them with a space.",
+    "Web text https://example.com/a?b=1 (no linkify), #hash, 50% off, a@b.example, x = y + z - 1: {ok}!",
+]
+DECLINED = [
+    "", "\n\n", "*emphasis*", "a *b*", "a_b", "[link](https://e.example)", "a <b>", "a <https://e.example>", "a &amp; b", "a \\* b",
+    "~~struck~~", "a | b", "- item", "* item", "1. one", "# heading", "> quote", "    indented", " leading space", "trailing spaces  ",
+    "ends in a space ", "a\tb", "a\r\nb", "a\x00b", "a ``b`` c", "```\nfence\n```", "Setext\n===", "text\n---", "😀 first",
+    "a\n \nb", "text\n- item",
+]
+
+
+@pytest.mark.parametrize("text", COVERED)
+def test_plain_paragraphs_render_prose_with_code_spans_as_markdown_it_does(text: str) -> None:
+    assert markdown.plain_paragraphs(text) == markdown._renderer().render(text)
+
+
+@pytest.mark.parametrize("text", DECLINED)
+def test_plain_paragraphs_leave_every_other_text_to_markdown_it(text: str) -> None:
+    assert markdown.plain_paragraphs(text) is None
+
+
+LINE_STARTS = ["A", "b", "é", "中", "Ω", "1", "-", " ", "`", "\u00a0"]
+WORDS = ["word", "x", "中文", "İi", "a1", "b.c", "d-e", "f:g", "h=i", "j!k", "l#m", "p{q}", 'v"w', "x'y", "z>q", "a@b", "$5", "😀", "\u0301",
+         "https://e.example", "\u00a0", "\u2028", "\u3000", "\x0c", "\x85", "*", "_", "&", "<", "[", "\\", "|", "~", "\t", "\r", "\x00"]
+CODE = ["a", "_", "*", "**", "\\", "&", "&lt;", "<", ">", "[", "]", "|", "~", '"', " ", "  ", "\t", "\n", "#", "-", "\u00a0", "`", "\x00", "\r"]
+
+
+def _near_plain_text(rng: random.Random) -> str:
+    """Return a random text of paragraphs of lines with words and code spans, often just outside what plain_paragraphs covers."""
+    def line() -> str:
+        parts = [rng.choice(LINE_STARTS) if rng.random() < 0.05 else rng.choice(LINE_STARTS[:5])]
+        for _ in range(rng.randint(0, 6)):
+            roll = rng.random()
+            if roll < 0.5:
+                parts.append(rng.choice([" ", ""]) + (rng.choice(WORDS) if rng.random() < 0.05 else rng.choice(WORDS[:17])))
+            elif roll < 0.85:
+                parts.append(" `" + "".join(rng.choice(CODE) if rng.random() < 0.05 else rng.choice(CODE[:-3]) for _ in range(rng.randint(1, 4))) + "`")
+            elif roll < 0.95:
+                parts.append("`")
+            elif rng.random() < 0.3:
+                parts.append(rng.choice([" ", "  ", "``"]))
+        return "".join(parts)
+
+    paragraphs = ["\n".join(line() for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3))]
+    return rng.choice(["", "\n"]) + rng.choice(["\n\n"] * 4 + ["\n\n\n", "\n \n"]).join(paragraphs) + rng.choice(["", "\n"] * 4 + [" "])
+
+
+def test_plain_paragraphs_equal_markdown_it_on_every_text_they_take() -> None:
+    rng = random.Random(18)
+    render = markdown._renderer().render
+    taken = 0
+    for _ in range(20_000):
+        text = _near_plain_text(rng)
+        html = markdown.plain_paragraphs(text)
+        if html is not None:
+            taken += 1
+            assert html == render(text), text
+    assert 3_000 < taken < 15_000  # thousands are taken, and most, a step outside the shape, are not
+
+
+def test_a_text_of_plain_paragraphs_is_rendered_without_loading_markdown_it() -> None:
+    probe = ("import sys; from agenthropic_site.render.markdown import render_markdown; "
+             "html = render_markdown('Run `make test`.'); print(html.strip(), 'markdown_it' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent)
+    assert done.stdout.split() == ["<p>Run", "<code>make", "test</code>.</p>", "False"]
