@@ -9,10 +9,14 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from markupsafe import Markup, escape
 
 from agenthropic_site.model.views import RequestFigures
 from agenthropic_site.parse.model import Block, Message, Tokens
 from agenthropic_site.render.formats import PREVIEW_CHARS
+from agenthropic_site.render.fragments import escaped
 from agenthropic_site.render.markdown import render_markdown
 from agenthropic_site.render.transcript import (
     TranscriptContext,
@@ -541,3 +545,13 @@ def test_rendering_is_byte_identical_across_calls() -> None:
     extra: dict[str, Any] = {"requests": {"m1": RequestFigures(Tokens(output=3), Decimal("0.001"))}, "turns": {0: TurnFigures(1, Tokens(output=3), None)}}
     assert render_all(messages, **extra) == render_all(messages, **extra)
     assert all(isinstance(fragment, str) for fragment in render_all(messages, **extra))
+
+
+@given(st.one_of(st.text(alphabet=st.sampled_from(list("&<>\"'a é\x00\u2028")) | st.characters()), st.integers(), st.none(),
+                 st.text().map(Markup)))
+@example("it's \"<b>&amp;</b>\"")
+@example(Markup("<b>kept</b>"))
+@example(3)
+def test_escaped_is_markupsafe_escape_as_text(value: object) -> None:
+    assert escaped(value) == str(escape(value))
+    assert type(escaped(value)) is str

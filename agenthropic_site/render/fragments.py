@@ -108,7 +108,9 @@ def line_count(text: str) -> int:
 
 
 def escaped(value: object) -> str:
-    """Escape a value for HTML text or an attribute."""
+    """Escape a value for HTML text or an attribute, as markupsafe escapes it."""
+    if type(value) is str:  # not Markup, which markupsafe leaves as it is: a third of its time on short texts, no Markup made
+        return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;").replace("'", "&#39;")
     return str(escape(value))
 
 
