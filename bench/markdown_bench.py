@@ -8,8 +8,10 @@ user and assistant lines (meta and compact-summary lines left out), cut as the p
 as a long text's preview is split; each distinct text is rendered once (the site memoises by text).
 --whole also compares every text uncut and unsplit, --random N as many made-up Markdown texts (not timed).
 
-"Reference" is markdown-it-py with the site's link and image rules (the site's renderer), with its memo
-bypassed; every candidate is timed in the same process, one run, and compared byte for byte with it
+"Reference" is markdown-it-py with the site's link and image rules, with its memo bypassed; the site
+renders with it the texts render/markdown.py's `plain_paragraphs` does not write itself (the first
+candidate: the site's renderer, memo bypassed; the texts that function takes are counted). Every
+candidate is timed in the same process, one run, and compared byte for byte with the reference
 ("failed": the engine raised, as markdown-it-pyrs panics on some texts). "markdown-it-pyrs + site
 rules" is the adapter below (its HTML rewritten to the site's rules and to markdown-it-py's output). The
 other candidates are measured bare: none of them gives markdown-it's HTML. Candidates are not project
@@ -218,6 +220,13 @@ def reference() -> Callable[[str], str]:
     return markdown._renderer().render  # markdown-it-py + the site's rules, memo bypassed
 
 
+def plain_first() -> Callable[[str], str]:
+    from agenthropic_site.render import markdown
+
+    md = markdown._renderer()
+    return lambda text: markdown.plain_paragraphs(text) or md.render(text)  # the site's renderer, memo bypassed
+
+
 def pyrs_plain() -> Callable[[str], str]:
     md = optional("markdown_it_pyrs").MarkdownIt("zero").enable_many(list(PYRS_RULES))
     return lambda text: md.render(text, xhtml=False)
@@ -260,6 +269,7 @@ def mistune_escape() -> Callable[[str], str]:
 
 
 CANDIDATES: dict[str, Callable[[], Callable[[str], str]]] = {
+    "plain paragraphs, else the reference (site)": plain_first,
     "markdown-it-pyrs + site rules, no fallback": pyrs_adapted,
     "markdown-it-pyrs bare (no site rules)": pyrs_plain,
     "cmarkgfm (safe: drops raw HTML)": cmarkgfm_safe,
@@ -340,6 +350,10 @@ def main() -> int:
     print(f"distinct rendered texts: {len(texts):,}, {size / 1e6:.2f} MB (UTF-8); "
           f"{len(deep)} of them ({sum(len(text.encode()) for text in deep) / 1e3:.1f} kB) possibly too deep for markdown-it-pyrs\n")
 
+    from agenthropic_site.render.markdown import plain_paragraphs
+
+    taken = [text for text in texts if plain_paragraphs(text) is not None]
+    print(f"taken by plain_paragraphs: {len(taken):,} texts, {sum(len(text.encode()) for text in taken) / 1e6:.2f} MB\n")
     reference_render = reference()
     want, base = timed(reference_render, texts)
     sets = {"whole": list(dict.fromkeys(raw)) if args.whole else [], "made-up": made_up(args.random)}
