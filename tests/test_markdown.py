@@ -167,7 +167,7 @@ DECLINED = [
     "", "\n\n", "*emphasis*", "a *b*", "a_b", "[link](https://e.example)", "a <b>", "a <https://e.example>", "a &amp; b", "a \\* b",
     "~~struck~~", "a | b", "- item", "* item", "1. one", "# heading", "> quote", "    indented", " leading space", "trailing spaces  ",
     "ends in a space ", "a\tb", "a\r\nb", "a\x00b", "a ``b`` c", "```\nfence\n```", "Setext\n===", "text\n---", "😀 first",
-    "a\n \nb", "text\n- item",
+    "a\n \nb", "text\n- item", "a ` \t ` b", "a ` \u3000 ` b",
 ]
 
 

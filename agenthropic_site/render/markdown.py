@@ -115,7 +115,8 @@ def plain_paragraphs(text: str) -> str | None:
     paragraphs apart by blank lines, each line beginning with a letter (no block construct
     begins with one: lists, headings, quotes, fences, rules and tables never start) and ending
     in no space (no hard break, nothing trimmed), code spans of single backticks (an unpaired last
-    one is text), and outside them no character in _OPENS_ANOTHER_RE. Every character is escaped
+    one is text; none of spaces around other white space only, where markdown-it-py's versions
+    differ), and outside them no character in _OPENS_ANOTHER_RE. Every character is escaped
     as markdown-it escapes it: the only tags written are <p> and <code>.
     """
     if "\r" in text or "\x00" in text:
@@ -139,6 +140,8 @@ def plain_paragraphs(text: str) -> str | None:
             else:
                 piece = piece.replace("\n", " ")
                 if piece[:1] == " " and piece[-1:] == " " and piece.strip(" "):
+                    if not piece.strip():
+                        return None  # spaces around other white space only: markdown-it-py 3 keeps them, 4 strips them
                     piece = piece[1:-1]  # CommonMark strips one space from each side of a code span's content
             escaped = piece.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
             inline.append(f"<code>{escaped}</code>" if number % 2 else escaped)
