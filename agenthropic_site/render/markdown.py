@@ -66,10 +66,25 @@ def _link_close(self: RendererHTML, tokens: Sequence[Token], idx: int, options: 
     return "</code>" if kind == REPOSITORY else ""
 
 
+def _plain_text(tokens: Sequence[Token]) -> str:
+    """Return the text of inline tokens without their markup (an image's alt text)."""
+    # renderInlineAsText of markdown-it-py 4.3, which earlier releases (pyproject allows 3.0) write
+    # without code spans: `![a `c`](u)` would show as "a ".
+    parts = []
+    for token in tokens:
+        if token.type in ("text", "code_inline", "html_inline", "html_block"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif token.type == "image":
+            parts.append(_plain_text(token.children or []))
+    return "".join(parts)
+
+
 def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: Any) -> str:
     # Images never load (the page would fetch from wherever the text says): show what it names.
     token = tokens[idx]
-    alt = self.renderInlineAsText(token.children or [], options, env)
+    alt = _plain_text(token.children or [])
     url = str(token.attrGet("src") or "")
     if len(url) > SHOWN_URL_CHARS:
         url = url[:SHOWN_URL_CHARS] + "…"
