@@ -222,6 +222,42 @@ def test_install_into_a_missing_file_and_uninstall_leaves_no_trace(tmp_path: Pat
     assert json.loads(settings.read_text()) == {}
 
 
+OTHER_HOOK = {"type": "command", "command": "say done"}
+
+
+@pytest.mark.parametrize("original", [
+    {"model": "opus"},
+    {"hooks": {}},
+    {"hooks": {"Stop": []}},
+    {"hooks": {"Stop": [], "PreToolUse": [{"matcher": "Bash", "hooks": [OTHER_HOOK]}]}},
+    {"hooks": {"Stop": [{"matcher": "", "hooks": [OTHER_HOOK]}], "PreCompact": []}},
+], ids=["no-hooks", "empty-hooks", "empty-event", "empty-event-and-other", "other-and-empty-event"])
+def test_uninstall_gives_back_the_file_as_the_user_wrote_it(tmp_path: Path, original: dict) -> None:
+    from agenthropic_site.cli import main
+
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(original))
+    assert main(["hooks", "install", "--settings", str(settings)]) == 0
+    assert json.loads(settings.read_text()) != original
+    assert main(["hooks", "uninstall", "--settings", str(settings)]) == 0
+    assert json.loads(settings.read_text()) == original  # empty containers the user had are kept
+
+
+def test_without_its_backup_uninstall_removes_what_it_emptied(tmp_path: Path) -> None:
+    installed, _ = install({"hooks": {}}, "/venv/bin/python -m agenthropic_site hook")
+    assert uninstall(json.loads(json.dumps(installed))) == ({}, len(HOOK_EVENTS))
+    assert uninstall(json.loads(json.dumps(installed)), {"hooks": {}}) == ({"hooks": {}}, len(HOOK_EVENTS))
+    assert uninstall({"hooks": {}}) == ({"hooks": {}}, 0)  # nothing of ours: nothing changes
+    from agenthropic_site.cli import main
+
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"hooks": {}}')
+    assert main(["hooks", "install", "--settings", str(settings)]) == 0
+    (tmp_path / "settings.json.agenthropic-backup").unlink()  # the user removed it: what was theirs is unknown
+    assert main(["hooks", "uninstall", "--settings", str(settings)]) == 0
+    assert json.loads(settings.read_text()) == {}
+
+
 def test_invalid_settings_are_refused_and_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     settings = tmp_path / "settings.json"
     settings.write_text("{not json")

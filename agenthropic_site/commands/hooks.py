@@ -14,6 +14,7 @@ from agenthropic_site.live.settings import (
     default_settings_file,
     hook_command,
     install,
+    read_first_settings,
     read_settings,
     settings_target,
     uninstall,
@@ -37,7 +38,7 @@ def _run_hooks(args: argparse.Namespace) -> int:
             settings, count = install(settings, hook_command(args.cache))
             verb = "added"
         else:
-            settings, count = uninstall(settings)
+            settings, count = uninstall(settings, read_first_settings(backup))
             verb = "removed"
         backed_up = write_settings(path, target, settings, before) if count else False
     except OSError as exc:

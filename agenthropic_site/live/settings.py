@@ -54,11 +54,17 @@ def install(settings: dict[str, Any], command: str) -> tuple[dict[str, Any], int
     return settings, added
 
 
-def uninstall(settings: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """Return settings without our hook entries (others untouched), and how many were removed."""
+def uninstall(settings: dict[str, Any], first: dict[str, Any] | None = None) -> tuple[dict[str, Any], int]:
+    """Return settings without our hook entries (others untouched), and how many were removed.
+
+    A `"hooks"` object or event list left empty is removed too, unless `first` (the file before
+    agenthropic first changed it: the backup) had it, so an uninstall gives the user's file back.
+    """
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return settings, 0
+    first_hooks = first.get("hooks") if first is not None else None
+    had = first_hooks if isinstance(first_hooks, dict) else None
     removed = 0
     for event in list(hooks):
         groups = hooks[event]
@@ -74,13 +80,23 @@ def uninstall(settings: dict[str, Any]) -> tuple[dict[str, Any], int]:
                     if not group["hooks"]:
                         continue  # the group held only our hook: it was ours
             kept_groups.append(group)
-        if kept_groups:
+        if kept_groups or not groups or (had is not None and isinstance(had.get(event), list)):
             hooks[event] = kept_groups
-        elif groups:
-            del hooks[event]
-    if not hooks:
+        else:
+            del hooks[event]  # the list held only our groups and the user's file had none
+    if not hooks and removed and had is None:
         del settings["hooks"]
     return settings, removed
+
+
+def read_first_settings(backup: Path) -> dict[str, Any] | None:
+    """Return the settings kept in the backup, or None when it is missing, a link or not settings."""
+    try:
+        if not stat.S_ISREG(os.lstat(backup).st_mode):
+            return None
+        return parse_settings(backup.read_bytes().decode("utf-8"), str(backup))
+    except (OSError, UnicodeDecodeError, SettingsError):
+        return None
 
 
 def default_settings_file() -> Path:
