@@ -256,6 +256,13 @@ def test_without_its_backup_uninstall_removes_what_it_emptied(tmp_path: Path) ->
     (tmp_path / "settings.json.agenthropic-backup").unlink()  # the user removed it: what was theirs is unknown
     assert main(["hooks", "uninstall", "--settings", str(settings)]) == 0
     assert json.loads(settings.read_text()) == {}
+    assert main(["hooks", "install", "--settings", str(settings)]) == 0  # backs up {} now
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"hooks": {}}')
+    (tmp_path / "settings.json.agenthropic-backup").unlink()
+    (tmp_path / "settings.json.agenthropic-backup").symlink_to(elsewhere)  # a link in its place is never read
+    assert main(["hooks", "uninstall", "--settings", str(settings)]) == 0
+    assert json.loads(settings.read_text()) == {}
 
 
 def test_invalid_settings_are_refused_and_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
