@@ -70,8 +70,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         description=f"Add (install) or remove (uninstall) async command hooks for {', '.join(HOOK_EVENTS)} in Claude "
         "Code's settings.json (a symlinked file is edited where it points, the link kept). Every other hook and setting "
         "is kept, numbers exactly as written; installing twice adds nothing; the first change backs the file up next to "
-        "it, and later changes keep that backup; a file that is not strict JSON (NaN, Infinity included) or a folder "
-        "that does not exist is refused.",
+        "it, and later changes keep that backup; uninstall leaves the \"hooks\" object and event lists the backup shows "
+        "the file had, even empty; a file that is not strict JSON (NaN, Infinity included) or a folder that does not exist "
+        "is refused.",
     )
     hooks.add_argument("action", choices=("install", "uninstall"), help="install or uninstall")
     hooks.add_argument("--settings", type=Path, metavar="FILE",
