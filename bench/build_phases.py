@@ -66,8 +66,12 @@ def main() -> int:
     for spec in args.time:
         module, _, dotted = spec.partition(":")
         *path, name = dotted.split(".")
-        holder: Any = functools.reduce(getattr, path, importlib.import_module(module))
-        if isinstance(inspect.getattr_static(holder, name), staticmethod):
+        try:
+            holder: Any = functools.reduce(getattr, path, importlib.import_module(module))
+            found = inspect.getattr_static(holder, name)
+        except (ImportError, AttributeError):
+            sys.exit(f"--time {spec}: no such function or method (give MODULE:NAME or MODULE:CLASS.METHOD, as its callers look it up)")
+        if isinstance(found, staticmethod):
             sys.exit(f"--time {spec}: a static method cannot be timed here; time its caller")
         timed(holder, name, dotted)
     for owner, name, label in (
