@@ -176,9 +176,9 @@ ENTRY_PROBE = (
     "('argparse', 'dataclasses', 'datetime', 'hashlib', 'json', 'pathlib', 'typing')), file=sys.stderr); sys.exit(code)"
 )
 # All that a build answered from the stamp before its options are parsed may load.
-ANSWERED_EARLY = "['agenthropic_site', 'agenthropic_site.commands', 'agenthropic_site.commands.summary', 'agenthropic_site.entry', " \
-                 "'agenthropic_site.errors', 'agenthropic_site.heap', 'agenthropic_site.pipeline', 'agenthropic_site.pipeline.stamp', " \
-                 "'agenthropic_site.places']"
+ANSWERED_EARLY = "['agenthropic_site', 'agenthropic_site.commands', 'agenthropic_site.commands.summary', 'agenthropic_site.digits', " \
+                 "'agenthropic_site.entry', 'agenthropic_site.errors', 'agenthropic_site.heap', 'agenthropic_site.pipeline', " \
+                 "'agenthropic_site.pipeline.stamp', 'agenthropic_site.places']"
 
 
 def _entry(words: list[str], cwd: Path, **env: str | None) -> tuple[int, str, str, bool]:
@@ -240,7 +240,10 @@ def test_a_wall_clock_build_is_answered_at_the_clock_of_the_check(demo_corpus: P
     assert not _entry(words, tmp_path, SOURCE_DATE_EPOCH=None)[3]
 
 
-@pytest.mark.parametrize("damage", ["truncated", "a length too long", "a count not a number", "not a stamp"])
+# "²" is a digit to str.isdigit() that int() refuses, and int() refuses more than 4,300 digits: either,
+# let through to int(), ended the build with a traceback.
+@pytest.mark.parametrize("damage", ["truncated", "a length too long", "a count not a number", "not a stamp", "a length of 5,000 digits",
+                                    "a count in other digits"])
 def test_a_damaged_stamp_is_never_trusted(demo_corpus: Path, tmp_path: Path, damage: str) -> None:
     words = ["build", "--corpus", str(demo_corpus), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW, "-q"]
     _entry(words, tmp_path)
@@ -251,6 +254,8 @@ def test_a_damaged_stamp_is_never_trusted(demo_corpus: Path, tmp_path: Path, dam
         "a length too long": data.replace(b"\nsessions ", b"\nsessions 9", 1),
         "a count not a number": data.replace(b"\nsessions 2\n21\n", b"\nsessions 2\n2x\n", 1),  # the demo's 21 sessions
         "not a stamp": b"{}" + data,
+        "a length of 5,000 digits": data.replace(b"\nsessions 2\n", b"\nsessions " + b"9" * 5000 + b"\n", 1),
+        "a count in other digits": data.replace(b"\nsessions 2\n21\n", "\nsessions 2\n\u00b2\n".encode(), 1),
     }[damage]
     assert damaged != data
     path.write_bytes(damaged)

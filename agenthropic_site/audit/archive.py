@@ -24,6 +24,7 @@ import orjson
 
 from agenthropic_site.audit import MANIFEST
 from agenthropic_site.config import ConfigError
+from agenthropic_site.digits import whole_number
 from agenthropic_site.errors import UserError
 from agenthropic_site.places import MARKER, STATE
 from agenthropic_site.render.writer import has_marker, site_lock
@@ -46,9 +47,10 @@ def snapshot_mtime(env: Mapping[str, str]) -> int:
     text = env.get("SOURCE_DATE_EPOCH", "").strip()
     if not text:
         return 0
-    if not text.isdigit():
+    seconds = whole_number(text)
+    if seconds is None:
         raise ConfigError(f"SOURCE_DATE_EPOCH is not a whole, non-negative number of seconds: {text!r}")
-    return int(text)
+    return seconds
 
 
 def check_member_name(name: str) -> str:

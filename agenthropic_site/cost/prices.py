@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from agenthropic_site.digits import whole_number
 from agenthropic_site.errors import UserError
 from agenthropic_site.parse.model import TOKEN_CATEGORIES, Tokens
 from agenthropic_site.records import record_class
@@ -110,12 +111,12 @@ def _period(item: Any, where: str) -> Period:
     threshold = None
     if tier is not None:
         raw_threshold = _field(tier, "threshold", where + "long_context.")
-        if isinstance(raw_threshold, str) and raw_threshold.isdigit():
-            threshold = int(raw_threshold)
-        elif isinstance(raw_threshold, int) and not isinstance(raw_threshold, bool) and raw_threshold >= 0:
+        if isinstance(raw_threshold, int) and not isinstance(raw_threshold, bool) and raw_threshold >= 0:
             threshold = raw_threshold
         else:
-            raise _FieldError(where + "long_context.threshold", f"is not a whole number of tokens: {raw_threshold!r}")
+            threshold = whole_number(raw_threshold) if isinstance(raw_threshold, str) else None
+            if threshold is None:
+                raise _FieldError(where + "long_context.threshold", f"is not a whole number of tokens: {raw_threshold!r}")
     return Period(
         start=_day(item, where),
         rates=Rates.from_json(item, where),

@@ -28,6 +28,7 @@ import sys
 import time
 
 from agenthropic_site import adopt_code_identity, code_identity
+from agenthropic_site.digits import whole_number
 from agenthropic_site.places import CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME, MARKER, SPOOL_FOLDER, STATE, UNKNOWN, default_cache_dir, dot_on_path
 
 TYPE_CHECKING = False  # `typing` alone takes longer to import than the whole check (mypy reads the name)
@@ -177,15 +178,16 @@ def read(cache_folder: os.PathLike[str] | str) -> dict[str, str] | None:
     while at < len(data):
         end = data.find(b"\n", at)
         key, _, size = data[at:end].decode("ascii", "replace").partition(" ")
-        if end < 0 or not size.isascii() or not size.isdigit():
+        length = whole_number(size) if end >= 0 else None
+        if length is None:
             return None
         start = end + 1
-        stop = start + int(size)
+        stop = start + length
         if data[stop:stop + 1] != b"\n":
             return None
         fields[key] = data[start:stop].decode("utf-8", "surrogateescape")
         at = stop + 1
-    return fields if all(fields.get(key, "").isdigit() for key in (*COUNTS, "pages")) else None
+    return fields if all(whole_number(fields.get(key, "")) is not None for key in (*COUNTS, "pages")) else None
 
 
 def _encode(fields: Mapping[str, str]) -> bytes:
@@ -231,8 +233,8 @@ def answer(words: Sequence[str], environ: Mapping[str, str], cwd: str) -> tuple[
     cutoff = body.get("cutoff", "") if body.get("clock") == "fixed" else wall_cutoff(time.time_ns(), int(scope.get("watchdog_minutes", "0")))
     if not _holds(body, scope, cutoff, measured):
         limits = scope.get("options", "").split("|")  # max file bytes, max depth, ... (scope_of)
-        walks = bool(_corpus_root) and len(limits) > 1 and limits[0].isdigit() and limits[1].isdigit()
-        look_aside(scope["out"], (_corpus_root[0], int(limits[0]), int(limits[1])) if walks else None)
+        max_bytes, max_depth = (whole_number(limit) for limit in limits[:2]) if len(limits) > 1 else (None, None)
+        look_aside(scope["out"], (_corpus_root[0], max_bytes, max_depth) if _corpus_root and max_bytes is not None and max_depth is not None else None)
         return None
     counts = {key: int(body[key]) for key in COUNTS}
     return {**counts, "parsed": 0, "pages_written": 0, "pages_unchanged": int(body["pages"]), "files_removed": 0}, scope["out"], scope["quiet"] == "True"
