@@ -75,7 +75,10 @@ def parse_instant(text: str) -> datetime:
         raise ConfigError(f"not an ISO-8601 date and time: {text!r}") from exc
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is in the year 0 in UTC, 9999-12-31T23:59-14:00 in the year 10000
+        raise ConfigError(f"not an instant of the years 1 to 9999 in UTC: {text!r}") from None
 
 
 def resolve_now(now_arg: str | None, env: Mapping[str, str]) -> datetime:
@@ -115,10 +118,20 @@ def zone_of(name: str) -> tzinfo:
     return zoneinfo.ZoneInfo(name)
 
 
+# Before every instant a transcript's time can be read as (parse/fields.py keeps the years 2 to 9998).
+EARLIEST_CUTOFF = "0001-01-01T00:00:00.000Z"
+
+
 def stale_cutoff(now: datetime, watchdog_minutes: int) -> str:
-    """Return the instant (as transcripts write them) before which activity is stale."""
-    moment = now - timedelta(minutes=watchdog_minutes)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """Return the instant (as transcripts write them) before which activity is stale; EARLIEST_CUTOFF when the span reaches past the year 1."""
+    try:
+        moment = now - timedelta(minutes=watchdog_minutes)
+    except OverflowError:  # a watchdog longer than the calendar before the clock: nothing is stale
+        return EARLIEST_CUTOFF
+    # Every field zero-padded, as transcripts write them: strftime writes the year 500 as "500",
+    # which sorts after "2025", and the cut-off is compared as text.
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}."
+            f"{moment.microsecond // 1000:03d}Z")
 
 
 def is_inside(path: Path, folder: Path) -> bool:

@@ -127,6 +127,35 @@ def test_bad_now_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "ISO-8601" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("now", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_clock_outside_the_calendar_in_utc_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], now: str) -> None:
+    # Both parse, but are in the years 0 and 10000 in UTC: converting them raised OverflowError, a traceback.
+    code = main(["build", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c"), "--now", now])
+    assert code == 2 and "years 1 to 9999" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+def _statuses(out: Path) -> dict[str, list[str]]:
+    """Each session's status and its agents' statuses, as data/ says."""
+    documents = (json.loads(path.read_text()) for path in sorted((out / "data" / "sessions").glob("*.json")))
+    return {document["session_id"]: [document["status"], *(agent["status"] for agent in document["agents"])] for document in documents}
+
+
+def test_a_watchdog_reaching_past_the_year_1_finds_nothing_stale(tmp_path: Path) -> None:
+    # A clock in the year 1, or a watchdog longer than the calendar before the clock: the cut-off went
+    # before the year 1 and raised OverflowError. Nothing is stale then, as with a clock before every transcript.
+    def statuses(name: str, now: str, *minutes: str) -> dict[str, list[str]]:
+        out = tmp_path / name
+        assert main(["build", "--corpus", str(DEMO_CORPUS), "--out", str(out), "--cache", str(tmp_path / f"{name}-cache"), "--now", now, "-q",
+                     *(("--watchdog-minutes", *minutes) if minutes else ())]) == 1  # the demo has sessions it cannot price
+        return _statuses(out)
+
+    nothing_stale = statuses("before", "2000-01-01T00:00:00Z")
+    assert statuses("demo", "2026-06-01T00:00:00Z") != nothing_stale  # the demo's clock ages some statuses
+    assert statuses("year-1", "0001-01-01T00:00:00Z", "10") == nothing_stale
+    assert statuses("long", "2026-06-01T00:00:00Z", "99999999999999999") == nothing_stale
+    assert statuses("ten-thousand-years", "2026-06-01T00:00:00Z", "5256000000") == nothing_stale
+
+
 def test_an_internal_error_is_exit_4_not_built_with_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     import agenthropic_site.pipeline.build as build_module

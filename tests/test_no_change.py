@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import agenthropic_site
 from agenthropic_site import code_identity
-from agenthropic_site.config import BuildConfig, parse_instant, stale_cutoff
+from agenthropic_site.config import EARLIEST_CUTOFF, BuildConfig, parse_instant, stale_cutoff
 from agenthropic_site.corpus import UnreadableError
 from agenthropic_site.pipeline import build as build_module
 from agenthropic_site.pipeline import parsing, stamp
@@ -264,10 +265,19 @@ def test_a_damaged_stamp_is_never_trusted(demo_corpus: Path, tmp_path: Path, dam
     assert (code, early) == (1, False) and "Traceback" not in said
 
 
-@given(st.integers(min_value=100_000 * 60 * 10**9, max_value=250_000_000_000 * 10**9), st.integers(min_value=1, max_value=100_000))
+# Watchdog spans that reach back before the year 1000 (the year then written with its zeros) and past the year 1
+# (the earliest cut-off), as well as ordinary ones: `--watchdog-minutes` takes any positive number.
+@given(st.integers(min_value=100_000 * 60 * 10**9, max_value=250_000_000_000 * 10**9),
+       st.one_of(st.integers(min_value=1, max_value=100_000), st.integers(min_value=100_000, max_value=10**20)))
+@example(now_ns=1_780_000_000 * 10**9, minutes=1_000_000_000)
+@example(now_ns=1_780_000_000 * 10**9, minutes=99_999_999_999_999_999)
 def test_the_wall_cut_off_is_the_config_cut_off(now_ns: int, minutes: int) -> None:
     now = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=now_ns // 1000)
-    assert stamp.wall_cutoff(now_ns // 1000 * 1000, minutes) == stale_cutoff(now, minutes)
+    cutoff = stale_cutoff(now, minutes)
+    assert stamp.wall_cutoff(now_ns // 1000 * 1000, minutes) == cutoff
+    # As transcripts write instants (parse/fields.py), so that comparing them as text compares the instants.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", cutoff)
+    assert cutoff == EARLIEST_CUTOFF or parse_instant(cutoff) == (now - timedelta(minutes=minutes)).replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def test_a_build_run_from_a_deleted_folder_builds_and_keys_no_stamp_on_it(demo_corpus: Path, tmp_path: Path) -> None:

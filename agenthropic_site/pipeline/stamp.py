@@ -51,6 +51,7 @@ THEME_LEVELS = 16  # a theme's templates/ and static/ folders, as deep as anyone
 RESOLVED_FROM = ("AGENTHROPIC_CACHE_DIR", "CLAUDE_CONFIG_DIR", "HOME", "SOURCE_DATE_EPOCH", "XDG_CACHE_HOME")
 # A NoChange's counts, as the summary line says them.
 COUNTS = ("sessions", "reused", "failed", "excluded", "skips")
+EARLIEST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z in milliseconds since the epoch: the earliest cut-off (wall_cutoff)
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # How long a build waits for an answer of the process aside (look_aside); it has had the build's
 # imports to walk in, and its reads and views to look at the output folder in. Without an answer the
@@ -500,7 +501,10 @@ def end_aside() -> None:
 def wall_cutoff(now_ns: int, watchdog_minutes: int) -> str:
     """Return config.stale_cutoff's instant for a clock in nanoseconds since the epoch (without importing datetime)."""
     ms = now_ns // 1_000_000 - watchdog_minutes * 60_000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+    if ms < EARLIEST_MS:
+        return "0001-01-01T00:00:00.000Z"  # config.EARLIEST_CUTOFF: the span reaches past the year 1
+    year, month, day, hour, minute, second = time.gmtime(ms // 1000)[:6]
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.{ms % 1000:03d}Z"
 
 
 def _cache_named(words: Sequence[str]) -> str | None:
