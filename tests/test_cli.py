@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -114,6 +115,14 @@ def test_pricing_lists_unpriced_models_of_the_corpus(tmp_path: Path, capsys: pyt
     truths = [json.loads(path.read_text()) for path in DEMO_EXPECTED.glob("*-*-*-*-*.json")]
     assert sorted(document["unpriced_models"]) == sorted({m for t in truths for m in t["by_model"] if not priced(m)})
     assert document["families"]["claude-sonnet-4-5"]["periods"][0]["long_context"]["threshold"] == 200000
+
+
+def test_a_pricing_path_that_is_not_a_file_says_what_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, said in ((tmp_path / "missing.json", "pricing file not found"), (tmp_path, "is a folder"), (fifo, "is not a regular file")):
+        assert main(["pricing", "--corpus", str(DEMO_CORPUS), "--cache", str(tmp_path / "c"), "--pricing", str(path)]) == 2
+        assert said in capsys.readouterr().err
 
 
 def test_no_command_prints_help_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

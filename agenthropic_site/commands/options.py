@@ -76,7 +76,10 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         tz=check_zone(getattr(args, "tz", None) or DEFAULT_TZ),
     )
     if config.pricing is not None and not config.pricing.is_file():
-        raise ConfigError(f"pricing file not found: {config.pricing}")
+        if not config.pricing.exists():
+            raise ConfigError(f"pricing file not found: {config.pricing}")
+        # A folder or a FIFO given by mistake: it is there, so "not found" would mislead.
+        raise ConfigError(f"--pricing {config.pricing} is {'a folder' if config.pricing.is_dir() else 'not a regular file'}; give a JSON price file")
     return config
 
 
