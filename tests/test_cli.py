@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,6 +228,54 @@ def test_a_theme_can_use_every_template_variable_the_docs_list(tmp_path: Path) -
     assert build(DEMO_CORPUS, out, tmp_path / "cache", "--theme", str(tmp_path / "theme")) == 1  # 1: the demo's unpriced model
     page = (out / "index.html").read_text()
     assert "False" not in page  # `is defined` held for every model field
+
+
+THEME_FAULTS = {  # a template's text -> what the one-line error says of it (line 2: the first line is fine)
+    "<p>\n{% if %}\n": "line 2: TemplateSyntaxError: Expected an expression",
+    "<p>\n{{ misspelt_name }}\n": "line 2: UndefinedError: 'misspelt_name' is undefined",
+    "<p>\n{{ 1 // 0 }}\n": "line 2: ZeroDivisionError",
+    "<p>\n{% include 'missing.html' %}\n": "line 2: TemplateNotFound: missing.html",
+}
+
+
+@pytest.mark.parametrize("text", [*THEME_FAULTS, b"\xff\xfe not UTF-8"], ids=["syntax", "undefined", "raises", "include", "bytes"])
+def test_a_fault_in_a_themes_template_is_a_usage_error_naming_it(tmp_path: Path, text: str | bytes) -> None:
+    """A theme's templates are the user's code: their faults are named with the file and line (exit 2), not reported as agenthropic's bugs."""
+    from conftest import build_subprocess
+
+    templates = tmp_path / "theme" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "session.html").write_bytes(text if isinstance(text, bytes) else text.encode())
+    done = build_subprocess(DEMO_CORPUS, tmp_path / "site", tmp_path / "cache", options=("-q", "--theme", str(tmp_path / "theme")))
+    said = THEME_FAULTS.get(text, "UnicodeDecodeError") if isinstance(text, str) else "UnicodeDecodeError"
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert done.stderr.startswith("agenthropic: the theme's template session.html") and said in done.stderr, done.stderr
+    assert str(templates / "session.html") in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_fault_in_the_default_theme_stays_an_internal_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a template of the user's --theme folder is the user's to fix: a shipped template's fault is agenthropic's (exit 4)."""
+    from agenthropic_site.render import pages
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ZeroDivisionError("a bug in a shipped template")
+
+    # A global the default theme's macros call: failing, it stands for a fault in a shipped template.
+    monkeypatch.setattr(pages, "site_environment", _with_global(pages.site_environment, "status_badge_html", broken))
+    templates = tmp_path / "theme" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "search.html").write_text("{% extends 'base.html' %}")  # a theme that leaves the failing templates alone
+    assert main(["build", "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "cache"), "-q",
+                 "--theme", str(tmp_path / "theme")]) == 4
+
+
+def _with_global(make: Any, name: str, value: object) -> Any:
+    def made(*args: object, **kwargs: object) -> Any:
+        env = make(*args, **kwargs)
+        env.globals[name] = value
+        return env
+
+    return made
 
 
 def test_a_theme_whose_search_script_cannot_take_split_rows_is_told_once(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ def run_pass(config: BuildConfig, state: WatchState) -> str:
     from agenthropic_site.pipeline.build import run_build
     from agenthropic_site.cache import CacheBusyError
     from agenthropic_site.cost import PricingFileError
+    from agenthropic_site.render.theme import ThemeError
     from agenthropic_site.render.writer import OutputError
 
     detail = ""
@@ -69,7 +70,7 @@ def run_pass(config: BuildConfig, state: WatchState) -> str:
         outcome, detail = "containment-halt", f"FATAL: corpus containment violation - {exc}"
     except (OutputError, OSError) as exc:
         outcome, detail = "read-error", str(exc)
-    except (ConfigError, PricingFileError) as exc:
+    except (ConfigError, PricingFileError, ThemeError) as exc:
         outcome, detail = "build-error", str(exc)
     except Exception as exc:  # noqa: BLE001 - a failing build keeps the last good site and the loop alive
         outcome, detail = "build-error", f"{type(exc).__name__}: {exc}"

@@ -37,7 +37,7 @@ from agenthropic_site.render.search import (
     SHARD_SPLIT_BYTES, entries_of, group_file, parts_js, result_targets, shard_groups, shard_part, shard_pieces, split_shard, tool_calls,
 )
 from agenthropic_site.render.source import SiteSource
-from agenthropic_site.render.theme import environment, theme_digest
+from agenthropic_site.render.theme import environment, theme_digest, theme_fault
 from agenthropic_site.render.transcript import TranscriptContext, TurnFigures, index_requests, index_results, skeletons_of
 from agenthropic_site.render.writer import Pieces, SiteWriter
 
@@ -596,7 +596,13 @@ class Renderer:
     def html(self, rel: str, template: str, **context: Any) -> bytes:
         """Render a template for `rel` with links relative to that page."""
         root = "../" * rel.count("/")
-        return self.env.get_template(template).render(root=root, model=self.model, **context).encode("utf-8")
+        try:
+            return self.env.get_template(template).render(root=root, model=self.model, **context).encode("utf-8")
+        except Exception as exc:
+            fault = theme_fault(exc, self.dirs)
+            if fault is None:
+                raise
+            raise fault from None
 
     def _session_inputs(self, session: SessionSummary) -> tuple[str, str, str]:
         project = self.project_of[session.project]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from agenthropic_site.errors import UserError
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -30,6 +33,41 @@ def theme_dirs(user_theme: Path | None) -> list[Path]:
     if user_theme is not None:
         dirs.insert(0, user_theme)
     return dirs
+
+
+class ThemeError(UserError):
+    """A template of the user's --theme that cannot be read, compiled or rendered, named with its line (exit 2)."""
+
+
+def theme_fault(exc: BaseException, dirs: list[Path]) -> ThemeError | None:
+    """Return what to tell when `exc` was raised in a template of the user's theme (`dirs` as theme_dirs gives them); None otherwise.
+
+    A template of the user's theme is code the user wrote (docs/usage.md): a syntax error, a name
+    it misspells, a file that is not UTF-8 are the user's to fix, not a bug of agenthropic's. An
+    error with no template of that folder on its way is left as it is.
+    """
+    folders = [os.path.realpath(folder / "templates") + os.sep for folder in dirs[:-1]]  # the default theme is last
+    if not folders:
+        return None
+    import traceback
+
+    import jinja2
+
+    places: list[tuple[str, int | None]] = []
+    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.filename:
+        places.append((exc.filename, exc.lineno))
+    for frame, frame_line in traceback.walk_tb(exc.__traceback__):
+        # Jinja names a template's frames after its file; its loader, reading one, holds it as `filename`.
+        named = frame.f_locals.get("filename") if frame.f_code.co_name == "get_source" else None
+        places.append((named, None) if isinstance(named, str) else (frame.f_code.co_filename, frame_line))
+    for path, line in reversed(places):  # the innermost first
+        real = os.path.realpath(path)
+        folder = next((folder for folder in folders if real.startswith(folder)), None)
+        if folder is not None:
+            said = exc.message if isinstance(exc, jinja2.TemplateSyntaxError) and exc.message else str(exc)
+            at = f", line {line}" if line else ""
+            return ThemeError(f"the theme's template {real[len(folder):]}{at}: {type(exc).__name__}: {' '.join(said.split())} ({path})")
+    return None
 
 
 def environment(dirs: list[Path], bytecode_dir: Path | None = None) -> jinja2.Environment:
