@@ -77,8 +77,16 @@ def _field(raw: dict[str, Any], name: str, where: str) -> Any:
     return raw[name]
 
 
-def _amount(raw: dict[str, Any], name: str, where: str) -> Decimal:
-    """Read a non-negative finite decimal given as a string or a number."""
+# The largest rate (USD per million tokens: $1 a token, a thousand times any model's) and fast-mode
+# multiplier a price file may give. Costs are decimals of 28 digits rounded once to 10 places
+# (format_usd): a rate of 1e20 made totals that rounding cannot hold (decimal.InvalidOperation),
+# 1e999999 overflowed; within these, a corpus of 10^13 tokens at the largest rate still fits.
+MAX_RATE = Decimal(1_000_000)
+MAX_FAST_MULTIPLIER = Decimal(1_000)
+
+
+def _amount(raw: dict[str, Any], name: str, where: str, most: Decimal = MAX_RATE) -> Decimal:
+    """Read a non-negative finite decimal of at most `most`, given as a string or a number."""
     value = _field(raw, name, where)
     try:
         amount = Decimal(str(value)) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
@@ -86,6 +94,8 @@ def _amount(raw: dict[str, Any], name: str, where: str) -> Decimal:
         amount = None
     if amount is None or not amount.is_finite() or amount < 0:
         raise _FieldError(where + name, f"is not a non-negative number: {value!r}")
+    if amount > most:
+        raise _FieldError(where + name, f"is more than {most:,}: {value!r}")
     return amount
 
 
@@ -122,7 +132,7 @@ def _period(item: Any, where: str) -> Period:
         rates=Rates.from_json(item, where),
         long_context_threshold=threshold,
         long_context=Rates.from_json(tier, where + "long_context.") if tier is not None else None,
-        fast_multiplier=_amount(item, "fast_multiplier", where) if item.get("fast_multiplier") is not None else None,
+        fast_multiplier=_amount(item, "fast_multiplier", where, MAX_FAST_MULTIPLIER) if item.get("fast_multiplier") is not None else None,
     )
 
 
