@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agenthropic_site"
 # layer, never one of its own layer or above: commands -> pipeline -> stages. Kept in step with
 # the table in docs/architecture.md ("Layers"), which test_the_architecture_doc_states_these_layers checks.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "heap", "ids", "places", "records", "terminal", "locks", "batches"),
+    ("__init__", "heap", "ids", "places", "digits", "records", "terminal", "locks", "batches"),
     ("console", "errors"),
     ("config",),
     ("corpus", "parse"),

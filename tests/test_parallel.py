@@ -211,7 +211,7 @@ def test_sessions_changed_and_parsed_again_in_workers_keep_their_unchanged_trans
 
 
 def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str]) -> None:
-    from jinja2 import UndefinedError
+    from agenthropic_site.render.theme import ThemeError
 
     base = settings(small_corpus, tmp_path, 2)
     run_build(base)
@@ -219,7 +219,7 @@ def test_an_error_in_a_worker_fails_the_build_and_keeps_the_previous_site(small_
     theme = tmp_path / "theme" / "templates"
     theme.mkdir(parents=True)
     (theme / "session.html").write_text("{{ no_such_name }}")  # fails in the workers, which render session pages
-    with pytest.raises(UndefinedError, match="no_such_name"):
+    with pytest.raises(ThemeError, match="session.html, line 1: UndefinedError: 'no_such_name' is undefined"):  # the theme's, named
         run_build(replace(base, theme=theme.parent))
     assert any("in 2 processes" in line for line in said), said
     assert tree_bytes(tmp_path / "site") == before  # nothing published, no staged file left behind
