@@ -269,6 +269,28 @@ def test_a_fault_in_the_default_theme_stays_an_internal_error(tmp_path: Path, mo
                  "--theme", str(tmp_path / "theme")]) == 4
 
 
+def test_agenthropics_own_errors_raised_in_a_themes_template_keep_their_way(tmp_path: Path) -> None:
+    """A damaged cache found while a theme's template renders is repaired as anywhere else, not told as the theme's fault."""
+    from agenthropic_site.cache.store import CacheDamaged
+    from agenthropic_site.render.theme import ThemeError, environment, theme_dirs, theme_fault
+
+    templates = tmp_path / "theme" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "page.html").write_text("<p>\n{{ call() }}\n")
+    dirs = theme_dirs(tmp_path / "theme")
+    faults = []
+    for raised in (CacheDamaged("a stored view", (("view", "s"),)), ZeroDivisionError("by zero")):
+        def call(raised: Exception = raised) -> None:
+            raise raised
+
+        env = environment(dirs)
+        env.globals["call"] = call
+        with pytest.raises(type(raised)) as caught:
+            env.get_template("page.html").render()
+        faults.append(theme_fault(caught.value, dirs))
+    assert faults[0] is None and isinstance(faults[1], ThemeError) and "page.html, line 2: ZeroDivisionError: by zero" in str(faults[1])
+
+
 def _with_global(make: Any, name: str, value: object) -> Any:
     def made(*args: object, **kwargs: object) -> Any:
         env = make(*args, **kwargs)

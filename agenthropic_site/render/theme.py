@@ -47,8 +47,8 @@ def theme_fault(exc: BaseException, dirs: list[Path]) -> ThemeError | None:
     error with no template of that folder on its way is left as it is.
     """
     folders = [os.path.realpath(folder / "templates") + os.sep for folder in dirs[:-1]]  # the default theme is last
-    if not folders:
-        return None
+    if not folders or type(exc).__module__.startswith("agenthropic_site.") or isinstance(exc, MemoryError):
+        return None  # agenthropic's own errors (a damaged cache, a full disk) and the machine's go their own way
     import traceback
 
     import jinja2
