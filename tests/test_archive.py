@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import shutil
 import tarfile
@@ -136,6 +138,18 @@ def test_a_snapshot_that_does_not_match_its_manifest_is_refused(demo_site: Path,
     with pytest.raises(ArchiveError, match="not a readable snapshot"):
         (tmp_path / "junk.tar.gz").write_bytes(b"not a tar")
         read_tree(tmp_path / "junk.tar.gz")
+
+
+@pytest.mark.parametrize("entry", [{"path": 5}, {"path": None}, {"path": ["a"]}, {"size": "9"}, {"size": 1.5}, {"sha256": 7}, "index.html"])
+def test_a_manifest_entry_of_the_wrong_kind_is_refused(tmp_path: Path, entry: object, capsys: pytest.CaptureFixture[str]) -> None:
+    # A path that is not a string (5, null) was compared and sorted with the members' names: a traceback, exit 4.
+    files = [{"path": "index.html", "size": 3, "sha256": hashlib.sha256(b"<p>").hexdigest(), **entry} if isinstance(entry, dict) else entry]
+    manifest = json.dumps({"format": "agenthropic-snapshot/1", "files": files}).encode()
+    bad = hostile(tmp_path / "bad.tar.gz", (regular(MANIFEST), manifest), (regular(".agenthropic-site"), b""), (regular("index.html"), b"<p>"))
+    with pytest.raises(ArchiveError, match="MANIFEST.json is malformed"):
+        read_tree(bad)
+    assert main(["diff", str(bad), str(bad)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 def test_a_snapshot_and_a_build_publishing_the_same_site_take_turns(tmp_path: Path) -> None:

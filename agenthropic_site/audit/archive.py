@@ -208,7 +208,13 @@ def read_snapshot(path: Path) -> dict[str, bytes]:
         expected = orjson.loads(manifest)
         if expected["format"] != MANIFEST_FORMAT:
             raise ArchiveError(f"unknown snapshot format {expected['format']!r}: {path}")
-        listed = {entry["path"]: (entry["size"], entry["sha256"]) for entry in expected["files"]}
+        listed: dict[str, tuple[int, str]] = {}
+        for entry in expected["files"]:
+            path, size, digest = entry["path"], entry["size"], entry["sha256"]
+            # A path of another kind (5, null) was compared and sorted with the members' names: a traceback.
+            if not isinstance(path, str) or type(size) is not int or not isinstance(digest, str):
+                raise TypeError(f"an entry that is not a path, a size and a SHA-256: {entry!r:.80}")
+            listed[path] = (size, digest)
     except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
         raise ArchiveError(f"the snapshot's {MANIFEST} is malformed: {path} ({exc})") from None
     actual = {rel: (len(data), hashlib.sha256(data).hexdigest()) for rel, data in members.items()}
