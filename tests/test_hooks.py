@@ -243,6 +243,21 @@ def test_uninstall_gives_back_the_file_as_the_user_wrote_it(tmp_path: Path, orig
     assert json.loads(settings.read_text()) == original  # empty containers the user had are kept
 
 
+@pytest.mark.parametrize("odd", [7, "python -m agenthropic_site hook", {"command": "x"}, None], ids=["number", "string", "object", "null"])
+def test_an_event_group_whose_hooks_is_not_a_list_is_kept_as_it_is(tmp_path: Path, odd: object) -> None:
+    """Claude Code's schema has a list there; another value is the user's, kept, and holds nothing of ours (a number raised TypeError)."""
+    from agenthropic_site.cli import main
+
+    original = {"hooks": {"Stop": [{"matcher": "", "hooks": odd}]}}
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(original))
+    assert main(["hooks", "install", "--settings", str(settings)]) == 0
+    installed = json.loads(settings.read_text())
+    assert installed["hooks"]["Stop"][0] == original["hooks"]["Stop"][0] and len(installed["hooks"]["Stop"]) == 2
+    assert main(["hooks", "uninstall", "--settings", str(settings)]) == 0
+    assert json.loads(settings.read_text()) == original
+
+
 def test_without_its_backup_uninstall_removes_what_it_emptied(tmp_path: Path) -> None:
     installed, _ = install({"hooks": {}}, "/venv/bin/python -m agenthropic_site hook")
     assert uninstall(json.loads(json.dumps(installed))) == ({}, len(HOOK_EVENTS))

@@ -47,7 +47,8 @@ def install(settings: dict[str, Any], command: str) -> tuple[dict[str, Any], int
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise SettingsError(f'"hooks.{event}" in the settings file is not a list')
-        present = any(_is_ours(hook) for group in groups if isinstance(group, dict) for hook in group.get("hooks") or [])
+        # A group whose "hooks" is not a list (a number, a string) holds nothing of ours, as uninstall reads it.
+        present = any(_is_ours(hook) for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list) for hook in group["hooks"])
         if not present:
             groups.append({"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS, "async": True}]})
             added += 1
