@@ -44,6 +44,22 @@ def test_verify_passes_on_the_demo_corpus_and_leaves_nothing_behind(
 
 
 @pytest.mark.slow
+def test_an_absolute_link_inside_the_corpus_points_into_the_copy(demo_corpus: Path, tmp_path: Path) -> None:
+    """A link to a folder of the corpus by its absolute path: copied as it was, it pointed out of the copy (exit 3, every check failed)."""
+    project = sorted(path for path in demo_corpus.iterdir() if path.is_dir())[0]
+    (demo_corpus / "alias").symlink_to(project.resolve())  # as `ln -s "$PWD/project" alias` makes it
+    (demo_corpus / "relative").symlink_to(project.name)
+    built = tmp_path / "direct"
+    assert main(["build", "--corpus", str(demo_corpus), "--out", str(built / "site"), "--cache", str(built / "cache"), "--now", DEMO_NOW, "-q"]) == 1
+    work = tmp_path / "work"
+    work.mkdir()
+    checks = run_checks(demo_corpus, work, now=DEMO_NOW)
+    assert [(check.name, check.status) for check in checks] == [(name, "pass") for name in CHECKS], checks
+    copied = work / "corpus"
+    assert (copied / "alias").readlink() == copied / project.name and (copied / "relative").readlink() == Path(project.name)
+
+
+@pytest.mark.slow
 def test_verify_names_the_check_a_planted_fault_breaks(demo_corpus: Path, tmp_path: Path) -> None:
     script = tmp_path / "noisy_build.py"
     script.write_text(NOISY_BUILD)

@@ -108,7 +108,29 @@ def copy_corpus(corpus: Path, target: Path) -> list[str]:
         shutil.copytree(corpus, target, symlinks=True, ignore=special)
     except shutil.Error as exc:
         return sorted(os.path.relpath(str(error[0]), corpus) for error in exc.args[0])
+    _repoint_links(corpus, target)
     return []
+
+
+def _repoint_links(corpus: Path, target: Path) -> None:
+    """Point each absolute link of the copy that pointed into the corpus at the same place in the copy.
+
+    Copied as it was, such a link points out of the copy: its builds stopped at a containment
+    violation (exit 3) where a build of the corpus itself follows it. A relative link needs nothing.
+    """
+    roots = {os.path.abspath(corpus), os.path.realpath(corpus)}
+    for folder, subfolders, files in os.walk(target):  # never into a link
+        for name in subfolders + files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                continue
+            pointed = os.readlink(path)
+            if not os.path.isabs(pointed):
+                continue
+            inside = next((root for root in roots if pointed == root or pointed.startswith(root + os.sep)), None)
+            if inside is not None:
+                os.unlink(path)
+                os.symlink(os.path.join(target, os.path.relpath(pointed, inside)), path)
 
 
 def _shown(paths: list[str]) -> str:
