@@ -118,7 +118,7 @@ def _repoint_links(corpus: Path, target: Path) -> None:
     Copied as it was, such a link points out of the copy: its builds stopped at a containment
     violation (exit 3) where a build of the corpus itself follows it. A relative link needs nothing.
     """
-    roots = {os.path.abspath(corpus), os.path.realpath(corpus)}
+    roots = sorted({os.path.abspath(corpus), os.path.realpath(corpus)}, key=len, reverse=True)  # the longer first: it names more
     for folder, subfolders, files in os.walk(target):  # never into a link
         for name in subfolders + files:
             path = os.path.join(folder, name)
