@@ -77,7 +77,7 @@ def _field(raw: dict[str, Any], name: str, where: str) -> Any:
     return raw[name]
 
 
-# The largest rate (USD per million tokens: $1 a token, a thousand times any model's) and fast-mode
+# The largest rate (USD per million tokens: $1 a token; the built-in table's largest is 75) and fast-mode
 # multiplier a price file may give. Costs are decimals of 28 digits rounded once to 10 places
 # (format_usd): a rate of 1e20 made totals that rounding cannot hold (decimal.InvalidOperation),
 # 1e999999 overflowed; within these, a corpus of 10^13 tokens at the largest rate still fits.
