@@ -1,4 +1,4 @@
-"""Make untrusted text safe to print to a terminal: control characters shown, never obeyed; say it a line at a time."""
+"""Make untrusted text safe to print to a terminal: control and bidirectional characters shown, never obeyed; say it a line at a time."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import sys
 
 # C0 controls (ESC and CR among them), DEL, C1 controls (U+009B is an 8-bit CSI) and lone
 # surrogates. A file name the OS could not decode reaches Python as U+DC80–U+DCFF
-# (surrogateescape): those are shown as the byte they stand for.
-_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# (surrogateescape): those are shown as the byte they stand for. And the characters that reorder
+# or hide text where a terminal applies the bidirectional algorithm ("Trojan Source",
+# CVE-2021-42574): the Arabic letter mark, zero-width spaces and joiners, the marks, embeddings,
+# overrides and isolates, the line and paragraph separators, the byte-order mark.
+REORDERING = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"  # as a regular expression's class ranges
+_UNSAFE_RE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{REORDERING}\\ud800-\\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -19,7 +23,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def printable(text: str) -> str:
-    """Return `text` with control characters and lone surrogates written as \\xNN or \\uNNNN."""
+    """Return `text` with control, bidirectional and invisible format characters and lone surrogates written as \\xNN or \\uNNNN."""
     return _UNSAFE_RE.sub(_escape, text)
 
 

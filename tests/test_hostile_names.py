@@ -154,6 +154,22 @@ def test_two_project_folders_never_map_to_one_page(tmp_path: Path) -> None:
         assert sid in page and all(other not in page for other in folders.values() if other != sid), folder
 
 
+def test_characters_that_reorder_or_hide_text_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    """A model id that reverses the rest of its line where a terminal applies the bidirectional algorithm ("Trojan Source")."""
+    from agenthropic_site.terminal import printable
+
+    hidden = "\u202e\u2066\u2069\u200f\u200b\u061c\ufeff\u2028"
+    assert printable(f"claude{hidden}-x") == "claude\\u202e\\u2066\\u2069\\u200f\\u200b\\u061c\\ufeff\\u2028-x"
+    assert printable("modèle-中文 model") == "modèle-中文 model"  # letters of any script, and spaces, are shown as they are
+    corpus = tmp_path / "corpus"
+    adv.main_transcript(corpus, SID, assistant("m1", "msg_m1", "req_m1", usage(1, 1), model=f"claude{hidden}", ts=adv.ts(5)))
+    text = agenthropic("pricing", "--corpus", str(corpus), "--cache", str(tmp_path / "cache"))
+    assert text.returncode == 1 and b"claude\\u202e\\u2066" in text.stdout  # no price: named, escaped
+    as_json = agenthropic("pricing", "--json", "--corpus", str(corpus), "--cache", str(tmp_path / "cache"))
+    assert f"claude{hidden}" in json.loads(as_json.stdout)["unpriced_models"]  # escaped as JSON, read back as it was
+    assert not any(character.encode() in output for character in hidden for output in (text.stdout, text.stderr, as_json.stdout))
+
+
 @pytest.mark.slow
 def test_model_ids_and_file_names_reach_the_terminal_with_controls_escaped(tmp_path: Path) -> None:
     corpus, outside = tmp_path / "corpus", tmp_path / "outside"

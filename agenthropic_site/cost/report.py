@@ -10,10 +10,11 @@ import orjson
 
 from agenthropic_site.cost.prices import PriceTable, Rates
 from agenthropic_site.parse.model import TOKEN_CATEGORIES
-from agenthropic_site.terminal import printable
+from agenthropic_site.terminal import REORDERING, printable
 
-# JSON leaves DEL and C1 controls (U+009B is an 8-bit CSI) raw; they can only stand inside strings.
-_RAW_CONTROL_RE = re.compile("[\x7f-\x9f]")
+# JSON leaves DEL and C1 controls (U+009B is an 8-bit CSI) raw, and the characters that reorder or
+# hide text on a terminal (terminal.py); they can only stand inside strings.
+_RAW_CONTROL_RE = re.compile(f"[\\x7f-\\x9f{REORDERING}]")
 
 
 def _rates(rates: Rates) -> dict[str, str]:
