@@ -37,6 +37,12 @@ def _is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and hook["command"].endswith(MARKER)
 
 
+def _hook_list(group: Any) -> list[Any] | None:
+    """Return an event group's list of hooks; None for a group of another shape, which holds nothing of ours."""
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return hooks if isinstance(hooks, list) else None
+
+
 def install(settings: dict[str, Any], command: str) -> tuple[dict[str, Any], int]:
     """Return settings with our hook on every HOOK_EVENTS entry, and how many entries were added."""
     hooks = settings.setdefault("hooks", {})
@@ -47,8 +53,7 @@ def install(settings: dict[str, Any], command: str) -> tuple[dict[str, Any], int
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise SettingsError(f'"hooks.{event}" in the settings file is not a list')
-        # A group whose "hooks" is not a list (a number, a string) holds nothing of ours, as uninstall reads it.
-        present = any(_is_ours(hook) for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list) for hook in group["hooks"])
+        present = any(_is_ours(hook) for group in groups for hook in _hook_list(group) or [])
         if not present:
             groups.append({"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS, "async": True}]})
             added += 1
@@ -73,13 +78,13 @@ def uninstall(settings: dict[str, Any], first: dict[str, Any] | None = None) -> 
             continue
         kept_groups = []
         for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                mine = [hook for hook in group["hooks"] if _is_ours(hook)]
-                if mine:
-                    removed += len(mine)
-                    group = {**group, "hooks": [hook for hook in group["hooks"] if not _is_ours(hook)]}
-                    if not group["hooks"]:
-                        continue  # the group held only our hook: it was ours
+            listed = _hook_list(group) or []
+            mine = [hook for hook in listed if _is_ours(hook)]
+            if mine:
+                removed += len(mine)
+                group = {**group, "hooks": [hook for hook in listed if not _is_ours(hook)]}
+                if not group["hooks"]:
+                    continue  # the group held only our hook: it was ours
             kept_groups.append(group)
         if kept_groups or not groups or (had is not None and isinstance(had.get(event), list)):
             hooks[event] = kept_groups
