@@ -13,6 +13,9 @@ import sys
 # overrides and isolates, the line and paragraph separators, the byte-order mark.
 REORDERING = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"  # as a regular expression's class ranges
 _UNSAFE_RE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{REORDERING}\\ud800-\\udfff]")
+# JSON leaves DEL and C1 controls (U+009B is an 8-bit CSI) and those characters raw; they can
+# only stand inside its strings, where \uNNNN reads back as the same character.
+_RAW_IN_JSON_RE = re.compile(f"[\\x7f-\\x9f{REORDERING}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -27,10 +30,15 @@ def printable(text: str) -> str:
     return _UNSAFE_RE.sub(_escape, text)
 
 
+def printable_json(text: str) -> str:
+    """Return JSON text with DEL, C1 controls and the characters that reorder or hide text written as \\uNNNN (JSON escapes C0 itself)."""
+    return _RAW_IN_JSON_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def say(line: str) -> None:
     """Write one line to the current stderr in one piece: a build's worker processes share it, and print() writes the newline apart."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
 
-__all__ = ["printable", "say"]
+__all__ = ["printable", "printable_json", "say"]

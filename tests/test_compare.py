@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from decimal import Decimal
 from pathlib import Path
 
@@ -97,3 +99,39 @@ def test_malformed_session_json_is_an_error(body: bytes) -> None:
 def test_a_missing_build_is_an_error(demo_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(demo_site), str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_text_from_a_build_cannot_drive_the_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A token category, status, agent id or field name in a session's JSON is the snapshot's text,
+    # untrusted: a category named with an escape sequence reached the terminal as it was, and
+    # `--json` wrote the characters that reorder text raw.
+    def site(folder: Path, doc: dict[str, object]) -> Path:
+        (folder / "data" / "sessions").mkdir(parents=True)
+        (folder / ".agenthropic-site").write_text("marker")
+        (folder / "data" / "sessions" / "s.json").write_text(json.dumps(doc))
+        return folder
+
+    hostile = "\x1b]0;title\x07\x1b[31m\u202e"
+    a = site(tmp_path / "a", {"cost_usd": "1.0", "tokens": {"input": 1}, "status": "completed", "agents": []})
+    b = site(tmp_path / "b", {"cost_usd": "1.0", "tokens": {"input": 1, hostile: 5}, "status": hostile,
+                              "agents": [{"agent_id": hostile}], hostile: 1})
+    assert main(["diff", str(a), str(b)]) == 1
+    text = capsys.readouterr().out
+    assert not any(ch in text for ch in "\x1b\x07\u202e"), text
+    assert text.count("\\x1b]0;title\\x07\\x1b[31m\\u202e") == 4  # the category, the status, the agent, the field
+    assert main(["diff", "--json", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\x07\u202e"), out
+    assert json.loads(out)["sessions"][0]["status"]["b"] == hostile  # escaped, not changed
+
+
+def test_a_file_name_a_snapshot_cannot_hold_is_named(demo_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A name that is not UTF-8 reached JSON, which cannot hold it: `diff --json` and `snapshot` were exit 4.
+    site = tmp_path / "site"
+    shutil.copytree(demo_site, site)
+    (site / "data").joinpath(os.fsdecode(b"notes-\xff.txt")).write_bytes(b"x")
+    assert main(["diff", "--json", str(demo_site), str(site)]) == 2
+    assert main(["snapshot", "--site", str(site), "--out", str(tmp_path / "s.tar.gz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and err.count("data/notes-\\udcff.txt") == 2, err
+    assert not (tmp_path / "s.tar.gz").exists()

@@ -53,16 +53,16 @@ def snapshot_mtime(env: Mapping[str, str]) -> int:
     return seconds
 
 
+def archivable(name: str) -> bool:
+    """Tell whether `name` is a relative POSIX path of printable text that cannot escape the folder it is in."""
+    return bool(name) and not name.startswith("/") and "\\" not in name and name.isprintable() and not any(
+        part in ("", ".", "..") for part in name.split("/")
+    )
+
+
 def check_member_name(name: str) -> str:
     """Return a relative POSIX path unchanged, or raise ArchiveError for anything that could escape."""
-    parts = name.split("/")
-    if (
-        not name
-        or name.startswith("/")
-        or "\\" in name
-        or any(part in ("", ".", "..") for part in parts)
-        or not name.isprintable()
-    ):
+    if not archivable(name):
         raise ArchiveError(f"unsafe path in the snapshot: {name!r}")
     return name
 
@@ -101,6 +101,10 @@ def _read_site_files(site: Path, fail: Callable[[OSError], None]) -> dict[str, b
         for name in sorted(dirnames + filenames):
             path = os.path.join(folder, name)
             rel = Path(path).relative_to(site).as_posix()
+            if not archivable(rel):
+                # agenthropic writes no such name (one not UTF-8, or holding a control character): a
+                # snapshot would refuse it and JSON cannot hold it, so `diff --json` and `snapshot` failed.
+                raise ArchiveError(f"the site folder holds a file whose name a snapshot cannot hold: {rel!r}")
             try:
                 mode = os.lstat(path).st_mode
                 if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):

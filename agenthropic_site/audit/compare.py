@@ -11,6 +11,7 @@ import orjson
 
 from agenthropic_site.errors import UserError
 from agenthropic_site.records import record_class
+from agenthropic_site.terminal import printable
 
 SESSION_PREFIX, SESSION_SUFFIX = "data/sessions/", ".json"
 # data/ writes costs as fixed-point strings; anything else (NaN, 1e999999999) is refused.
@@ -184,9 +185,8 @@ def diff_json(delta: TreeDelta, sessions: list[SessionChange]) -> dict[str, Any]
 
 
 def _shown(value: object) -> str:
-    # Values from an untrusted snapshot must not drive the terminal (escape sequences).
-    text = "-" if value is None else str(value)
-    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
+    """Return a value as text, an absent one as "-"."""
+    return "-" if value is None else str(value)
 
 
 def diff_text(delta: TreeDelta, sessions: list[SessionChange], files: int) -> str:
@@ -195,7 +195,7 @@ def diff_text(delta: TreeDelta, sessions: list[SessionChange], files: int) -> st
         return f"identical: {files} files\n"
     lines = [f"files: {len(delta.changed)} changed, {len(delta.added)} added, {len(delta.removed)} removed"]
     for label, paths in (("added", delta.added), ("removed", delta.removed), ("changed", delta.changed)):
-        lines += [f"  {label:<8} {_shown(rel)}" for rel in paths]
+        lines += [f"  {label:<8} {rel}" for rel in paths]
     kinds = [change.change for change in sessions]
     lines.append(
         f"sessions: {kinds.count('changed')} changed, {kinds.count('added')} added, {kinds.count('removed')} removed"
@@ -203,7 +203,7 @@ def diff_text(delta: TreeDelta, sessions: list[SessionChange], files: int) -> st
     )
     for change in sessions:
         a, b = change.a, change.b
-        lines.append(f"  {_shown(change.session_id)}  {change.change}")
+        lines.append(f"  {change.session_id}  {change.change}")
         tokens = change.token_delta
         lines.append(f"      cost      {_shown(a and a.cost)} -> {_shown(b and b.cost)} USD ({change.cost_delta:+f})")
         parts = ", ".join(f"{name} {count:+d}" for name, count in tokens.items() if name != "total" and count)
@@ -214,6 +214,8 @@ def diff_text(delta: TreeDelta, sessions: list[SessionChange], files: int) -> st
             lines.append(f"      excluded  {_shown(a and a.excluded)} -> {_shown(b and b.excluded)}")
         if change.agents_added or change.agents_removed:
             moved = [f"+{agent}" for agent in change.agents_added] + [f"-{agent}" for agent in change.agents_removed]
-            lines.append(f"      agents    {_shown(' '.join(moved))}")
-        lines.append(f"      fields    {_shown(', '.join(change.fields_changed))}")
-    return "\n".join(lines) + "\n"
+            lines.append(f"      agents    {' '.join(moved)}")
+        lines.append(f"      fields    {', '.join(change.fields_changed)}")
+    # Paths, ids, token categories and values come from an untrusted snapshot: each whole line is
+    # escaped, so none of them can drive the terminal (a category named "\x1b]0;…" once did).
+    return "".join(printable(line) + "\n" for line in lines)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Any
 
@@ -10,11 +9,7 @@ import orjson
 
 from agenthropic_site.cost.prices import PriceTable, Rates
 from agenthropic_site.parse.model import TOKEN_CATEGORIES
-from agenthropic_site.terminal import REORDERING, printable
-
-# JSON leaves DEL and C1 controls (U+009B is an 8-bit CSI) raw, and the characters that reorder or
-# hide text on a terminal (terminal.py); they can only stand inside strings.
-_RAW_CONTROL_RE = re.compile(f"[\\x7f-\\x9f{REORDERING}]")
+from agenthropic_site.terminal import printable, printable_json
 
 
 def _rates(rates: Rates) -> dict[str, str]:
@@ -60,7 +55,7 @@ def price_table_json(prices: PriceTable, models: dict[str, int], unpriced: dict[
     }
     text = orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode()
     # Printed to a terminal: corpus model ids never carry a raw control (orjson escapes C0 itself).
-    return _RAW_CONTROL_RE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n"
+    return printable_json(text) + "\n"
 
 
 def price_table_text(prices: PriceTable, models: dict[str, int], unpriced: dict[str, int]) -> str:
