@@ -33,9 +33,12 @@ def _money(amount: Decimal) -> str:
     return f"${amount.quantize(Decimal('0.01'))}"
 
 
-def _open_svg(label: str) -> str:
+def _open_svg(label: str, linked: bool = False) -> str:
+    # A chart holding links is a group, not an image: assistive technology reads an image as one
+    # thing and hides its parts, so links inside one could be reached by Tab but never named.
+    role = "group" if linked else "img"
     return (
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="{role}" aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
         f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>'
     )
 
@@ -194,6 +197,8 @@ def step_chart(points: list[tuple[str, Decimal | str]], label: str, marks: Seque
         else:
             parts.append(f'<g class="mark">{circle}</g>')
     parts.append("</svg>")
+    if any(part.startswith('<a class="mark"') for part in parts):
+        parts[0] = _open_svg(label, linked=True)
     return Markup("".join(parts))
 
 

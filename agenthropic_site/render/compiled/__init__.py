@@ -8,13 +8,13 @@ OPTIONS = "('3.1.6', True, True, True, True, '\\n', '{%', '%}', '{{', '}}', '{#'
 TEMPLATES = {
     '_insights.html': ('t__insights_html', '61cd2d94f44596a3e300209af9efa92275243d37'),
     '_macros.html': ('t__macros_html', '75bdfb760993f8e5b33a507a43093d9b022b9e45'),
-    '_reader.html': ('t__reader_html', '0e64aeaddc5b0737506f7322579f838db34756e4'),
+    '_reader.html': ('t__reader_html', '8292bbda583b1420fff4f257db4b055f19952d5b'),
     'agent.html': ('t_agent_html', '7837b091acd0f7ff2c096442943b15302969127a'),
-    'base.html': ('t_base_html', 'b0ce56824f5b6d3785a59d347a9ac11c3d160dbb'),
+    'base.html': ('t_base_html', '71435fecd55015c6c4c5767e8150780aea509db6'),
     'index.html': ('t_index_html', '89d7cfb07ea096e6c1f012667d7fdae2004581c0'),
     'project.html': ('t_project_html', 'fad3e69fec94f3506a8accb7370d70704ce948d1'),
     'report.html': ('t_report_html', '3af5b0ed2ffb95b12697275b0c6364258acd3787'),
     'search.html': ('t_search_html', 'bab38debe881756571dfbc5983a4a58399e26c3c'),
     'session.html': ('t_session_html', 'f263d0829638044f3055f4e4d29576ab8b6e0f27'),
-    'transcript.html': ('t_transcript_html', '817613201e15154cbcc99ae7c4b96e97a65df0cb'),
+    'transcript.html': ('t_transcript_html', 'cb5d79c422ac23564ae64494a03726821e0575c9'),
 }

@@ -199,17 +199,20 @@ def root(context, missing=missing, environment=environment):
         return concat(t_9)
     context.exported_vars.add('page_outline')
     context.vars['page_outline'] = l_0_page_outline = Macro(environment, macro, 'page_outline', ('entries',), False, False, False, context.eval_ctx.autoescape)
-    yield '\n'
-    def macro(l_1_number, l_1_count):
+    def macro(l_1_number, l_1_count, l_1_label):
         t_10 = []
         if l_1_number is missing:
             l_1_number = undefined("parameter 'number' was not provided", name='number')
         if l_1_count is missing:
             l_1_count = undefined("parameter 'count' was not provided", name='count')
+        if l_1_label is missing:
+            l_1_label = 'Transcript pages'
         pass
-        t_10.append(
-            '<nav class="pager" aria-label="Transcript pages">',
-        )
+        t_10.extend((
+            '<nav class="pager" aria-label="',
+            escape(l_1_label),
+            '">',
+        ))
         if (l_1_number > 1):
             pass
             t_10.extend((
@@ -240,7 +243,7 @@ def root(context, missing=missing, environment=environment):
         )
         return concat(t_10)
     context.exported_vars.add('pager')
-    context.vars['pager'] = l_0_pager = Macro(environment, macro, 'pager', ('number', 'count'), False, False, False, context.eval_ctx.autoescape)
+    context.vars['pager'] = l_0_pager = Macro(environment, macro, 'pager', ('number', 'count', 'label'), False, False, False, context.eval_ctx.autoescape)
     def macro(l_1_shard, l_1_session_id):
         t_11 = []
         if l_1_shard is missing:
@@ -249,7 +252,7 @@ def root(context, missing=missing, environment=environment):
             l_1_session_id = undefined("parameter 'session_id' was not provided", name='session_id')
         pass
         t_11.extend((
-            '<nav class="transcript-tools" id="transcript-tools" data-search="',
+            '<nav class="transcript-tools" id="transcript-tools" aria-label="Transcript tools" data-search="',
             escape(l_1_shard),
             '" data-session="',
             escape(l_1_session_id),
@@ -260,4 +263,4 @@ def root(context, missing=missing, environment=environment):
     context.vars['tools'] = l_0_tools = Macro(environment, macro, 'tools', ('shard', 'session_id'), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '4=48&5=58&6=63&8=68&11=82&13=85&19=118&20=128&24=169&25=174&26=189&29=203&30=213&31=224&32=229&36=244&37=253'
+debug_info = '4=48&5=58&6=63&8=68&11=82&13=85&19=118&20=128&24=169&25=174&26=189&30=202&31=213&32=227&33=232&37=247&38=256'

@@ -31,7 +31,7 @@ def root(context, missing=missing, environment=environment):
     yield escape((undefined(name='root') if l_0_root is missing else l_0_root))
     yield '">\n<header class="top">\n  <a class="brand" href="'
     yield escape((undefined(name='root') if l_0_root is missing else l_0_root))
-    yield 'index.html">agenthropic</a>\n  <nav>\n    <a href="'
+    yield 'index.html">agenthropic</a>\n  <nav aria-label="Site">\n    <a href="'
     yield escape((undefined(name='root') if l_0_root is missing else l_0_root))
     yield 'index.html">Projects</a>\n    <a href="'
     yield escape((undefined(name='root') if l_0_root is missing else l_0_root))

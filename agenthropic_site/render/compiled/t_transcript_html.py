@@ -115,7 +115,7 @@ def block_content(context, missing=missing, environment=environment):
     yield '\n<ol class="transcript">'
     yield escape((undefined(name='body') if l_0_body is missing else l_0_body))
     yield '</ol>\n'
-    yield escape(context.call((undefined(name='pager') if l_0_pager is missing else l_0_pager), (undefined(name='number') if l_0_number is missing else l_0_number), (undefined(name='count') if l_0_count is missing else l_0_count), _block_vars=_block_vars))
+    yield escape(context.call((undefined(name='pager') if l_0_pager is missing else l_0_pager), (undefined(name='number') if l_0_number is missing else l_0_number), (undefined(name='count') if l_0_count is missing else l_0_count), 'Transcript pages, at the end', _block_vars=_block_vars))
     yield '\n'
 
 blocks = {'title': block_title, 'content': block_content}
