@@ -117,6 +117,14 @@ def test_sortable_table_reorders_rows_from_file_url(demo_site: Path, context) ->
     header.click()
     assert header.get_attribute("aria-sort") == "descending"
     assert column() == sorted(before, reverse=True)
+    # From the keyboard: a header is reached with Tab, and Enter or Space sorts by it.
+    header.focus()
+    page.keyboard.press("Enter")
+    assert header.get_attribute("aria-sort") == "ascending" and column() == sorted(before)
+    scrolled = page.evaluate("() => window.scrollY")
+    page.keyboard.press(" ")
+    assert header.get_attribute("aria-sort") == "descending" and column() == sorted(before, reverse=True)
+    assert page.evaluate("() => window.scrollY") == scrolled  # Space sorted; it did not scroll the page
     assert opened.problems == []
 
 

@@ -158,6 +158,13 @@
         head.setAttribute("aria-sort", ascending ? "ascending" : "descending");
         sortBy(table, index, ascending);
       });
+      // Focusable by Tab, so Enter and Space sort too, as they press a button.
+      head.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          head.click();
+        }
+      });
     });
   });
 
