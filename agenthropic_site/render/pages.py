@@ -561,7 +561,7 @@ class Renderer:
         """
         count = len(layout.pages)
         heading = {
-            "session": SimpleNamespace(session_id=session.session_id, title=session.title),
+            "session": SimpleNamespace(session_id=session.session_id, title=session.title, main_state=session.main_state),
             "project": SimpleNamespace(key=project.key, display_name=project.display_name),
             "agent": SimpleNamespace(agent_id=agent.agent_id, description=agent.description) if agent else None,
         }

@@ -15,6 +15,6 @@ TEMPLATES = {
     'project.html': ('t_project_html', 'fad3e69fec94f3506a8accb7370d70704ce948d1'),
     'report.html': ('t_report_html', '3af5b0ed2ffb95b12697275b0c6364258acd3787'),
     'search.html': ('t_search_html', 'bab38debe881756571dfbc5983a4a58399e26c3c'),
-    'session.html': ('t_session_html', 'f263d0829638044f3055f4e4d29576ab8b6e0f27'),
-    'transcript.html': ('t_transcript_html', 'cb5d79c422ac23564ae64494a03726821e0575c9'),
+    'session.html': ('t_session_html', '113ca2a905d31f0849d4c5ad5e6e0fc2b74dafab'),
+    'transcript.html': ('t_transcript_html', '2bba2e2f33101ad4654272d17a6f9e5bc937995e'),
 }

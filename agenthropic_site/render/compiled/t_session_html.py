@@ -404,21 +404,35 @@ def block_content(context, missing=missing, environment=environment):
             yield '</li>'
         l_1_e = missing
         yield '</ul>\n</section>\n'
-    yield '<section>\n<h2>Transcript</h2>\n<p class="sub">'
-    yield escape(t_10((undefined(name='pages') if l_0_pages is missing else l_0_pages)))
-    yield ' page'
-    if ((undefined(name='pages') if l_0_pages is missing else l_0_pages) != 1):
+    yield '<section>\n<h2>Transcript</h2>\n'
+    if (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') == 'present'):
         pass
-        yield 's'
-    yield ': <a href="transcript/1.html">read from the start</a>'
-    if ((undefined(name='pages') if l_0_pages is missing else l_0_pages) > 1):
+        yield '<p class="sub">'
+        yield escape(t_10((undefined(name='pages') if l_0_pages is missing else l_0_pages)))
+        yield ' page'
+        if ((undefined(name='pages') if l_0_pages is missing else l_0_pages) != 1):
+            pass
+            yield 's'
+        yield ': <a href="transcript/1.html">read from the start</a>'
+        if ((undefined(name='pages') if l_0_pages is missing else l_0_pages) > 1):
+            pass
+            yield ' · <a href="transcript/'
+            yield escape((undefined(name='pages') if l_0_pages is missing else l_0_pages))
+            yield '.html">the latest page</a>'
+        yield '</p>\n'
+        yield escape(context.call((undefined(name='outline_list') if l_0_outline_list is missing else l_0_outline_list), (undefined(name='outline') if l_0_outline is missing else l_0_outline), 'transcript/', (undefined(name='pages') if l_0_pages is missing else l_0_pages), _block_vars=_block_vars))
+        yield '\n'
+    else:
         pass
-        yield ' · <a href="transcript/'
-        yield escape((undefined(name='pages') if l_0_pages is missing else l_0_pages))
-        yield '.html">the latest page</a>'
-    yield '</p>\n'
-    yield escape(context.call((undefined(name='outline_list') if l_0_outline_list is missing else l_0_outline_list), (undefined(name='outline') if l_0_outline is missing else l_0_outline), 'transcript/', (undefined(name='pages') if l_0_pages is missing else l_0_pages), _block_vars=_block_vars))
-    yield '\n</section>\n'
+        yield '<p class="sub">'
+        if (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') == 'empty'):
+            pass
+            yield 'The main transcript is empty (0 bytes)'
+        else:
+            pass
+            yield 'No main transcript in the corpus'
+        yield ": what the session did is in its agents' transcripts, on their pages (Agents, above).</p>\n"
+    yield '</section>\n'
 
 blocks = {'title': block_title, 'content': block_content}
-debug_info = '1=13&2=16&3=31&4=37&5=51&6=63&7=158&8=166&9=168&10=173&11=176&12=179&14=200&15=202&16=204&17=206&18=208&19=210&20=212&21=214&22=216&24=218&26=221&27=223&31=228&32=230&33=232&36=235&40=250&42=255&45=258&46=262&48=264&51=266&53=269&54=271&56=277&57=280&59=282&62=285&63=288&67=304&69=306&70=308&73=316&74=319&76=327&79=330&81=336&82=340&83=361&88=374&92=377&93=386&94=393&100=408&101=420'
+debug_info = '1=13&2=16&3=31&4=37&5=51&6=63&7=158&8=166&9=168&10=173&11=176&12=179&14=200&15=202&16=204&17=206&18=208&19=210&20=212&21=214&22=216&24=218&26=221&27=223&31=228&32=230&33=232&36=235&40=250&42=255&45=258&46=262&48=264&51=266&53=269&54=271&56=277&57=280&59=282&62=285&63=288&67=304&69=306&70=308&73=316&74=319&76=327&79=330&81=336&82=340&83=361&88=374&92=377&93=386&94=393&100=408&101=411&102=423&105=428'

@@ -107,6 +107,16 @@ def block_content(context, missing=missing, environment=environment):
         pass
         yield '<a href="../index.html">session\'s page</a>'
     yield '.</p>\n'
+    if ((not (undefined(name='agent') if l_0_agent is missing else l_0_agent)) and (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') != 'present')):
+        pass
+        yield '<p class="banner">'
+        if (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') == 'empty'):
+            pass
+            yield 'The main transcript of this session is empty (0 bytes)'
+        else:
+            pass
+            yield 'This session has no main transcript in the corpus'
+        yield ": what it did is in its agents' transcripts, on their pages.</p>"
     yield escape(context.call((undefined(name='pager') if l_0_pager is missing else l_0_pager), (undefined(name='number') if l_0_number is missing else l_0_number), (undefined(name='count') if l_0_count is missing else l_0_count), _block_vars=_block_vars))
     yield '\n'
     yield escape(context.call((undefined(name='page_outline') if l_0_page_outline is missing else l_0_page_outline), (undefined(name='outline') if l_0_outline is missing else l_0_outline), _block_vars=_block_vars))
@@ -119,4 +129,4 @@ def block_content(context, missing=missing, environment=environment):
     yield '\n'
 
 blocks = {'title': block_title, 'content': block_content}
-debug_info = '1=15&2=18&3=30&4=35&5=50&6=72&7=95&8=97&9=110&10=112&11=114&12=116&13=118'
+debug_info = '1=15&2=18&3=30&4=35&5=50&6=72&7=95&8=97&9=110&10=120&11=122&12=124&13=126&14=128'
