@@ -93,3 +93,47 @@ def test_the_dag_check_finds_cycles_second_parents_and_orphans() -> None:
     assert any("two parents" in p for p in forest_problems(doc([("main", "a"), ("main", "b"), ("a", "c"), ("b", "c")])))
     assert any("not listed as unlinked" in p for p in forest_problems(doc([("main", "a"), ("main", "b")])))
     assert any("does not have" in p for p in forest_problems(doc([("main", "a"), ("main", "b"), ("main", "c"), ("main", "ghost")])))
+
+
+# A build that ends as one on a full disk does: exit 1, its own line, nothing published.
+FULL_DISK_BUILD = """\
+import sys
+
+print("agenthropic: no space left for the cache in CACHE (database or disk is full); the site was left whole", file=sys.stderr)
+sys.exit(1)
+"""
+
+
+def test_a_build_that_published_nothing_fails_every_check(demo_corpus: Path, tmp_path: Path) -> None:
+    # Exit 1 was taken for "finished, sessions left out": the empty site was read as one, two checks
+    # failed on a KeyError and the graph check passed on no session at all.
+    script = tmp_path / "full_disk_build.py"
+    script.write_text(FULL_DISK_BUILD)
+    work = tmp_path / "work"
+    work.mkdir()
+    checks = run_checks(demo_corpus, work, now=DEMO_NOW, build_command=(sys.executable, str(script), "build"))
+    assert [check.status for check in checks] == ["fail"] * 4, checks
+    assert all("exited 1: agenthropic: no space left for the cache" in check.detail for check in checks), checks
+
+
+@pytest.mark.slow
+def test_a_temporary_folder_without_room_is_a_one_line_error_or_failed_builds(
+    demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a real full file system: too small for the copy, one line and exit 2; room for the copy only, every check fails."""
+    from test_hostile_cache import mounted
+
+    corpus_bytes = sum(path.stat().st_size + 4096 for path in demo_corpus.rglob("*"))  # a block for each entry, at most
+    for size, expected in ((corpus_bytes // 2, 2), (corpus_bytes + 256 * 1024, 1)):
+        with mounted(tmp_path / f"temp-{size}", f"size={size}") as temp:
+            monkeypatch.setattr(tempfile, "tempdir", str(temp))
+            assert main(["verify", "--corpus", str(demo_corpus), "--now", DEMO_NOW, "-q"]) == expected
+            out, err = capsys.readouterr()
+            if expected == 2:
+                assert out == "" and err.count("\n") == 1 and f"cannot copy the corpus into the temporary folder {temp}" in err, err
+                assert "No space left on device" in err
+            else:
+                rows = [line.split()[:2] for line in out.splitlines()[1:]]
+                assert rows == [[name, "fail"] for name in CHECKS], out
+                assert out.lower().count("no space left") == 4, out  # the cache's or the output's, named in each row
+            assert list(temp.iterdir()) == []  # the copies went with the run

@@ -13,6 +13,7 @@ Four checks, on a copy of the corpus inside one temporary folder:
 
 from __future__ import annotations
 
+import errno
 import logging
 import json
 import os
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 from agenthropic_site.audit.archive import ArchiveError, read_site
 from agenthropic_site.audit.compare import TreeDelta, tree_delta
+from agenthropic_site.config import ConfigError
+from agenthropic_site.errors import EXIT_FAILURES, EXIT_OK, LEFT_OUT_LINE
 from agenthropic_site.records import record_class
 
 log = logging.getLogger(__name__)
@@ -41,6 +44,8 @@ CATEGORIES = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h
 # These agents replay their parent's messages, so a message id counts for them only if nobody else has it.
 REPLAY_PREFIXES = ("agent-acompact-", "agent-aside_question-", "agent-aprompt_suggestion-")
 SHOWN_PATHS = 5
+# The copy's device, not the corpus, refused a file: full, over quota or read-only.
+TARGET_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 
 @record_class(frozen=True)
@@ -72,8 +77,10 @@ class Build:
 
     @property
     def ok(self) -> bool:
-        """Tell whether the build finished (exit 1 only means sessions were left out)."""
-        return self.code in (0, 1)
+        """Tell whether the build finished: exit 0, or exit 1 saying only that sessions were left out."""
+        # A full output or cache folder exits 1 too, having published nothing: its site was read as
+        # one, the token and incremental checks failed on a KeyError and the graph check passed.
+        return self.code == EXIT_OK or (self.code == EXIT_FAILURES and self.error == LEFT_OUT_LINE)
 
     def failure(self) -> str:
         """Describe a build that did not finish."""
@@ -104,12 +111,28 @@ def copy_corpus(corpus: Path, target: Path) -> list[str]:
                 ignored.add(name)
         return ignored
 
+    def copy(source: str, destination: str) -> None:
+        try:
+            shutil.copy2(source, destination)
+        except OSError as exc:
+            if exc.errno in TARGET_FULL:
+                raise _no_room(target, exc) from None  # not an OSError: copytree passes it on at once
+            raise  # a file of the corpus that cannot be read: left out, as the build would skip it
+
     try:
-        shutil.copytree(corpus, target, symlinks=True, ignore=special)
+        shutil.copytree(corpus, target, symlinks=True, ignore=special, copy_function=copy)
     except shutil.Error as exc:
         return sorted(os.path.relpath(str(error[0]), corpus) for error in exc.args[0])
+    except OSError as exc:  # a folder of the copy could not be made
+        raise _no_room(target, exc) from None
     _repoint_links(corpus, target)
     return []
+
+
+def _no_room(target: Path, exc: OSError) -> ConfigError:
+    # Checks run on a copy that lacks files would pass on less than the corpus.
+    return ConfigError(f"cannot copy the corpus into the temporary folder {target.parent.parent} ({exc.strerror or exc}); "
+                       "set TMPDIR to a folder with room for a copy of the corpus and four builds")
 
 
 def _repoint_links(corpus: Path, target: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from agenthropic_site.errors import build_exit_code, interrupted
+from agenthropic_site.errors import LEFT_OUT_LINE, build_exit_code, interrupted
 
 TYPE_CHECKING = False  # `typing` costs more to import than answering from the stamp (mypy reads the name)
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def tell(counts: Mapping[str, Any], out: str, quiet: bool) -> int:
         print(os.path.join(os.path.realpath(out), "index.html"))
     code = build_exit_code(counts["failed"], counts["excluded"])
     if code:
-        print("agenthropic: some sessions are left out of the cost totals; see report.html", file=sys.stderr)
+        print(LEFT_OUT_LINE, file=sys.stderr)
     return code
 
 

@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "independent re-scan of the transcripts (token-truth); every session's agent graph is a forest (dag); after a "
         "copy of a main transcript's last line is appended, an incremental build equals a cold one (incremental). "
         "Never writes to the corpus, your site or your cache. Prints a table. "
-        "Exit codes: 0 every check passed; 1 a check failed; 2 usage error or missing corpus.",
+        "Exit codes: 0 every check passed; 1 a check failed; 2 usage error, missing corpus, or no room in $TMPDIR for the copy.",
     )
     command.add_argument(
         "--corpus", type=Path, metavar="DIR",
@@ -55,9 +55,14 @@ def run_verify(args: argparse.Namespace) -> int:
     except (CorpusRootError, ConfigError) as exc:
         return report(exc)
 
-    work = Path(tempfile.mkdtemp(prefix="agenthropic-verify-"))
+    try:
+        work = Path(tempfile.mkdtemp(prefix="agenthropic-verify-"))
+    except OSError as exc:
+        return report(ConfigError(f"cannot make a folder in the temporary folder {tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR"))
     try:
         checks = run_checks(root, work, now=moment.isoformat().replace("+00:00", "Z"))
+    except ConfigError as exc:  # the temporary folder has no room for the copy
+        return report(exc)
     finally:
         if args.keep:
             print(f"agenthropic: kept {work}", file=sys.stderr)
