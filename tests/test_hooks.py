@@ -289,3 +289,34 @@ def test_invalid_settings_are_refused_and_unchanged(tmp_path: Path, capsys: pyte
     assert settings.read_text() == "{not json" and "not valid JSON" in capsys.readouterr().err
     with pytest.raises(SettingsError):
         read_settings(settings)
+
+
+def _file_size_limit(limit: int):
+    """Return a preexec_fn making writes past `limit` bytes fail with EFBIG, as on a full disk (SIGXFSZ ignored)."""
+    import resource
+    import signal
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_an_install_that_cannot_write_leaves_no_backup_and_says_what(tmp_path: Path) -> None:
+    # A backup cut short (a full disk) was left, and every later install kept it as "the file
+    # before agenthropic first changed it": uninstall then had nothing to give the file back from.
+    settings = tmp_path / "settings.json"
+    original = json.dumps({"model": "x", "note": "y" * 64 * 1024})
+    settings.write_text(original)
+    command = [sys.executable, "-m", "agenthropic_site", "hooks", "install", "--settings", str(settings)]
+    # No bytecode written under the limit: Python would leave a cut .pyc in the package's __pycache__.
+    limited = {**{k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=limited, preexec_fn=_file_size_limit(16 * 1024))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"cannot change {settings}: File too large; nothing was changed" in done.stderr
+    assert settings.read_text() == original and sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+    assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0  # room again: the backup is the file as it was
+    assert (tmp_path / "settings.json.agenthropic-backup").read_text() == original
+    assert subprocess.run([*command[:4], "uninstall", *command[5:]], capture_output=True, timeout=60).returncode == 0
+    assert json.loads(settings.read_text()) == json.loads(original)

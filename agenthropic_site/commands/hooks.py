@@ -42,7 +42,8 @@ def _run_hooks(args: argparse.Namespace) -> int:
             verb = "removed"
         backed_up = write_settings(path, target, settings, before) if count else False
     except OSError as exc:
-        return report(SettingsError(str(exc)))
+        where = exc.filename or path  # a write that fails (a full disk) names no file
+        return report(SettingsError(f"cannot change {where}: {exc.strerror or exc}; nothing was changed"))
     except SettingsError as exc:
         return report(exc)
     note = ""

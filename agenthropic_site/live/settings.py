@@ -234,8 +234,14 @@ def _keep_first_backup(backup: Path, data: bytes) -> bool:
         fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        # Made just now and not whole (a full disk): left, it would be kept as the first backup
+        # by every later install, and uninstall would have nothing to give the file back from.
+        os.unlink(backup)
+        raise
     return True
