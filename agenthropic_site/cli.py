@@ -23,8 +23,9 @@ which agents each session spawned and who spawned whom, what each agent and bran
 where the context was compacted, and what failed.
 
 Exit codes: 0 built; 1 built, but some sessions failed or could not be priced (see the
-build report); 2 usage error or missing corpus; 3 a corpus path escapes the corpus root;
-4 internal error (a bug); 130 interrupted.
+build report), or not built for a full output or cache folder (the site left as it was);
+2 usage error or missing corpus; 3 a corpus path escapes the corpus root; 4 internal error
+(a bug); 130 interrupted.
 """
 
 
