@@ -162,11 +162,11 @@ def test_the_spool_is_ingested_once_and_events_raw_is_append_only(tmp_path: Path
     send(cache, "Stop")
     with (cache / "hooks" / "spool.jsonl").open("ab") as handle:
         handle.write(b'{"delivery_id": "cut sho')  # a hook killed mid-write...
-    send(cache, "Stop")  # ...and the next line lands right after it
+    send(cache, "Stop")  # ...and the next line lands right after it: read, the cut part a bad line
     assert build(corpus, out, cache) == 0
     conn = sqlite3.connect(cache / "cache.sqlite3")
     try:
-        assert conn.execute("SELECT COUNT(*) FROM events_raw").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM events_raw").fetchone()[0] == 2
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'spool_offset'")  # read the whole spool again
         conn.commit()
     finally:
@@ -174,7 +174,7 @@ def test_the_spool_is_ingested_once_and_events_raw_is_append_only(tmp_path: Path
     assert build(corpus, out, cache) == 0
     conn = sqlite3.connect(cache / "cache.sqlite3")
     try:
-        assert conn.execute("SELECT COUNT(*) FROM events_raw").fetchone()[0] == 1  # re-ingesting adds 0 rows
+        assert conn.execute("SELECT COUNT(*) FROM events_raw").fetchone()[0] == 2  # re-ingesting adds 0 rows
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             conn.execute("DELETE FROM events_raw")
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
@@ -182,7 +182,7 @@ def test_the_spool_is_ingested_once_and_events_raw_is_append_only(tmp_path: Path
     finally:
         conn.close()
     report = json.loads((out / "data" / "index.json").read_text())["report"]
-    assert report["hook_spool_bad_lines"] >= 1
+    assert report["hook_spool_bad_lines"] == 1
 
 
 def test_install_is_idempotent_and_keeps_other_hooks(tmp_path: Path) -> None:
@@ -320,3 +320,20 @@ def test_an_install_that_cannot_write_leaves_no_backup_and_says_what(tmp_path: P
     assert (tmp_path / "settings.json.agenthropic-backup").read_text() == original
     assert subprocess.run([*command[:4], "uninstall", *command[5:]], capture_output=True, timeout=60).returncode == 0
     assert json.loads(settings.read_text()) == json.loads(original)
+
+
+def test_a_bad_spool_line_of_many_objects_is_tried_a_bounded_number_of_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The glued-record search parses the rest of the line from each `{"` it tries: at most MAX_GLUED_TRIES of them."""
+    from agenthropic_site.live import events
+
+    corpus, out, cache = session_corpus(tmp_path / "corpus"), tmp_path / "out", tmp_path / "cache"
+    send(cache, "Stop")
+    with (cache / "hooks" / "spool.jsonl").open("ab") as handle:
+        handle.write(b'{"' * 200_000 + b"\n")  # 400 KB, under the line cap: 199,999 places a record could start
+    parsed = []
+    original = events._record
+    monkeypatch.setattr(events, "_record", lambda line: parsed.append(len(line)) or original(line))
+    assert build(corpus, out, cache) == 0
+    assert len(parsed) == 2 + events.MAX_GLUED_TRIES  # the good line, the bad line whole, then the bounded tries
+    report = json.loads((out / "data" / "index.json").read_text())["report"]
+    assert report["hook_spool_bad_lines"] == 1

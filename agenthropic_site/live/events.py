@@ -17,6 +17,7 @@ from agenthropic_site.places import SPOOL_FOLDER
 from agenthropic_site.records import record_class
 
 MAX_SPOOL_LINE = 1024 * 1024
+MAX_GLUED_TRIES = 64  # objects opened in a bad line that are tried as the start of a glued record
 
 
 @record_class
@@ -63,7 +64,10 @@ def ingest_spool(cache: Cache, cache_folder: str | os.PathLike[str]) -> SpoolRes
         clean = clean_record(record)
         if record is None or clean is None:
             result.bad_lines += 1  # a line cut short by a crash, or not ours
-            continue
+            record = _glued_tail(line)
+            clean = clean_record(record)
+            if record is None or clean is None:
+                continue
         # Store the line as the hook would write it today: identifiers only, even from a spool
         # an older hook filled with raw excerpts. The key stays that of the line as read, so a
         # spool read again adds nothing.
@@ -74,6 +78,23 @@ def ingest_spool(cache: Cache, cache_folder: str | os.PathLike[str]) -> SpoolRes
     result.duplicates = len(rows) - added
     result.sessions = {row[3] for row in rows if row[3]}
     return result
+
+
+def _glued_tail(line: bytes) -> dict | None:
+    """Return the whole record a hook appended right after a line cut short, when the line ends in one.
+
+    A write cut short (a full disk writes part of a line and fails) leaves no newline, so the next
+    hook's line is glued to it: without this, that next event was lost with the cut one.
+    """
+    start = line.find(b'{"', 1)
+    for _ in range(MAX_GLUED_TRIES):  # a bound: each try parses the rest of the line
+        if start == -1:
+            break
+        record = _record(line[start:])
+        if record is not None and clean_record(record) is not None:
+            return record
+        start = line.find(b'{"', start + 1)
+    return None
 
 
 def _record(line: bytes) -> dict | None:
