@@ -7,7 +7,7 @@ import sys
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 # A finished build's last line when it exits 1 for sessions left out; a full output or cache
-# folder exits 1 too, with its own line and nothing published (commands/verify.py tells them apart).
+# folder exits 1 too, with its own line and nothing published (audit/verify.py tells them apart).
 LEFT_OUT_LINE = "agenthropic: some sessions are left out of the cost totals; see report.html"
 
 
