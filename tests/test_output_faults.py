@@ -44,3 +44,26 @@ def test_a_failed_write_keeps_the_previous_site(demo_corpus: Path, tmp_path: Pat
     monkeypatch.undo()
     assert build(demo_corpus, out, cache) == 1  # the next build succeeds and the site follows the corpus
     assert not (out / "sessions" / SESSION).exists()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_first_build_that_fails_leaves_no_empty_folders(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          jobs: str) -> None:
+    """Pages' folders are made as they are rendered: a failed first build left them all, empty (52 after a theme fault)."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    (out / "notes").mkdir(parents=True)
+    (out / "notes" / "mine.txt").write_text("a user's file in a folder the build never made")
+    (out / "empty-of-mine").mkdir()
+    (out / ".git" / "refs" / "tags").mkdir(parents=True)  # git needs its empty folders
+    (out / "sessions" / ".keep").mkdir(parents=True)
+    (out / ".agenthropic-site").write_text("")  # an output folder the user made ours
+    fail_after(monkeypatch, 40, errno.ENOSPC)
+    assert build(demo_corpus, out, cache, "--jobs", jobs) == 1
+    left = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if not path.relative_to(out).as_posix().startswith(".agenthropic/"))
+    assert left == [".agenthropic", ".agenthropic-site", ".git", ".git/refs", ".git/refs/tags", "empty-of-mine", "notes", "notes/mine.txt",
+                    "sessions", "sessions/.keep"], left
+    monkeypatch.undo()
+    assert build(demo_corpus, out, cache) == 1 and (out / "index.html").is_file()
+    # The folders looked in are the folders a site is made of.
+    assert sorted(path.name for path in out.iterdir() if path.is_dir() and path.name not in (".agenthropic", ".git", "empty-of-mine", "notes")) == sorted(
+        writer_module.SITE_FOLDERS)

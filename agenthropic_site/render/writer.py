@@ -161,6 +161,30 @@ def _empty(parent: int, name: str) -> None:
         os.close(fd)
 
 
+# The folders a site is made of (the rest are files at its top: index.html, report.html, search.html).
+SITE_FOLDERS = ("data", "projects", "search", "sessions", "static")
+
+
+def _remove_empty_folders(out: Path) -> None:
+    """Remove the empty folders of the site's own top folders, deepest first, never a dot-folder or a link.
+
+    Pages' folders are made as they are rendered; a build that fails part way (a theme's fault, a
+    full disk) left them, 52 empty folders in a first build's output after a theme fault. Only the
+    folders a site is made of are looked in: a user's own folders (a `.git` whose empty `refs/`
+    git needs) are never touched.
+    """
+    for top in SITE_FOLDERS:
+        found: list[str] = []
+        for folder, subfolders, _ in os.walk(os.path.join(out, top)):  # never into a link
+            subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+            found.append(folder)
+        for folder in reversed(found):  # each folder after every folder inside it
+            try:
+                os.rmdir(folder)  # only an empty folder goes
+            except OSError:
+                pass
+
+
 def _holds_more_than_bookkeeping(out: Path) -> bool:
     with os.scandir(out) as entries:
         return any(entry.name not in (MARKER, STATE) for entry in entries)
@@ -450,7 +474,7 @@ class SiteWriter:
             self._lock = None
 
     def abort(self) -> None:
-        """Remove staged files: the previous site stays exactly as it was."""
+        """Remove staged files and the empty folders made for them: the previous site stays exactly as it was."""
         try:
             staging = self._staging()
             for name, _ in self._staged:
@@ -461,4 +485,7 @@ class SiteWriter:
         except (OSError, LinkedFolder):
             pass
         self._staged.clear()
+        if self._lock is not None:  # the build's own writer (a render worker's leaves this to it)
+            self.close_folders()
+            _remove_empty_folders(self.out)
         self.close()
