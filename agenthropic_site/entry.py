@@ -15,6 +15,11 @@ def main() -> int:
         from agenthropic_site.live.spool import run_hook
 
         return run_hook()
+    # Python writes what stderr's encoding cannot hold as \\uNNNN, but stdout raised
+    # UnicodeEncodeError (exit 4) for a model id or path in a non-UTF-8 locale (ISO-8859-1, or
+    # PYTHONIOENCODING=ascii): stdout escapes such characters the same way.
+    if getattr(sys.stdout, "errors", None) == "strict":
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     if sys.argv[1:2] == ["build"]:
         # Until the build's modules are imported, collecting garbage only walks objects that live
         # as long as the process (0.05-0.08 s of a 0.55-0.8 s one-append build of 500 sessions,

@@ -170,6 +170,29 @@ def test_characters_that_reorder_or_hide_text_reach_the_terminal_escaped(tmp_pat
     assert not any(character.encode() in output for character in hidden for output in (text.stdout, text.stderr, as_json.stdout))
 
 
+def test_an_output_stream_that_cannot_encode_a_character_shows_it_escaped(tmp_path: Path) -> None:
+    """Standard output in a non-UTF-8 locale (ISO-8859-1, PYTHONIOENCODING=ascii) raised UnicodeEncodeError: exit 4."""
+    corpus, out = tmp_path / "corpus", tmp_path / "sité"
+    adv.main_transcript(corpus, SID, assistant("m1", "msg_m1", "req_m1", usage(1, 1), model="claude-日本-9😀", ts=adv.ts(5)))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    run = [sys.executable, "-m", "agenthropic_site"]
+    text = subprocess.run([*run, "pricing", "--corpus", str(corpus), "--cache", str(tmp_path / "cache")], capture_output=True, env=env, timeout=60)
+    assert text.returncode == 1 and b"claude-\\u65e5\\u672c-9\\U0001f600" in text.stdout, text.stderr  # no price: named, escaped
+    as_json = subprocess.run([*run, "pricing", "--json", "--corpus", str(corpus), "--cache", str(tmp_path / "cache")],
+                             capture_output=True, env=env, timeout=60)
+    # JSON's own escapes (a UTF-16 pair past the first plane): read back as it was.
+    assert as_json.returncode == 1 and b"claude-\\u65e5\\u672c-9\\ud83d\\ude00" in as_json.stdout
+    assert "claude-日本-9😀" in json.loads(as_json.stdout)["unpriced_models"]
+    built = subprocess.run([*run, "build", "--corpus", str(corpus), "--out", str(out), "--cache", str(tmp_path / "cache"), "--now", DEMO_NOW],
+                           capture_output=True, env=env, timeout=120)
+    assert built.returncode == 1 and built.stdout == os.fsencode(out.resolve() / "index.html").replace("é".encode(), b"\\xe9") + b"\n"
+    from agenthropic_site.terminal import printable_json
+
+    value = {"id": "a\u202e日本😀\x9b", "n": 1}
+    ascii_text = printable_json(json.dumps(value, ensure_ascii=False), ascii_only=True)  # as diff --json writes it there
+    assert ascii_text.isascii() and json.loads(ascii_text) == value
+
+
 @pytest.mark.slow
 def test_model_ids_and_file_names_reach_the_terminal_with_controls_escaped(tmp_path: Path) -> None:
     corpus, outside = tmp_path / "corpus", tmp_path / "outside"

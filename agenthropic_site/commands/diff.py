@@ -41,10 +41,11 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.json:
         import orjson  # here, not at the top: a command's module is imported whenever the full parser is built
 
-        from agenthropic_site.terminal import printable_json
+        from agenthropic_site.terminal import printable_json, stdout_is_unicode
 
         text = orjson.dumps(diff_json(delta, sessions), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode()
-        sys.stdout.write(printable_json(text) + "\n")  # a snapshot's text is untrusted: no raw C1 or bidi control
+        # A snapshot's text is untrusted: no raw C1 or bidi control.
+        sys.stdout.write(printable_json(text, ascii_only=not stdout_is_unicode()) + "\n")
     else:
         sys.stdout.write(diff_text(delta, sessions, len(b)))
     return EXIT_OK if delta.identical else EXIT_FAILURES

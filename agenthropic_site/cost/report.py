@@ -9,7 +9,7 @@ import orjson
 
 from agenthropic_site.cost.prices import PriceTable, Rates
 from agenthropic_site.parse.model import TOKEN_CATEGORIES
-from agenthropic_site.terminal import printable, printable_json
+from agenthropic_site.terminal import printable, printable_json, stdout_is_unicode
 
 
 def _rates(rates: Rates) -> dict[str, str]:
@@ -55,7 +55,7 @@ def price_table_json(prices: PriceTable, models: dict[str, int], unpriced: dict[
     }
     text = orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode()
     # Printed to a terminal: corpus model ids never carry a raw control (orjson escapes C0 itself).
-    return printable_json(text) + "\n"
+    return printable_json(text, ascii_only=not stdout_is_unicode()) + "\n"
 
 
 def price_table_text(prices: PriceTable, models: dict[str, int], unpriced: dict[str, int]) -> str:
