@@ -67,3 +67,14 @@ def test_a_first_build_that_fails_leaves_no_empty_folders(demo_corpus: Path, tmp
     # The folders looked in are the folders a site is made of.
     assert sorted(path.name for path in out.iterdir() if path.is_dir() and path.name not in (".agenthropic", ".git", "empty-of-mine", "notes")) == sorted(
         writer_module.SITE_FOLDERS)
+
+
+def test_no_folder_is_judged_empty_while_another_build_publishes(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build publishing into the folder moves files into folders it may have just made: a failing build leaves them then."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    out.mkdir()
+    (out / ".agenthropic-site").write_text("")
+    fail_after(monkeypatch, 40, errno.ENOSPC)
+    with writer_module.site_lock(out, True):  # held as a publishing build holds it
+        assert build(demo_corpus, out, cache, "--jobs", "1") == 1
+    assert (out / "sessions").is_dir() and not any((out / "sessions").rglob("*.html"))  # left, empty, for the publisher

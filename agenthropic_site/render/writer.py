@@ -173,16 +173,27 @@ def _remove_empty_folders(out: Path) -> None:
     folders a site is made of are looked in: a user's own folders (a `.git` whose empty `refs/`
     git needs) are never touched.
     """
-    for top in SITE_FOLDERS:
-        found: list[str] = []
-        for folder, subfolders, _ in os.walk(os.path.join(out, top)):  # never into a link
-            subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-            found.append(folder)
-        for folder in reversed(found):  # each folder after every folder inside it
-            try:
-                os.rmdir(folder)  # only an empty folder goes
-            except OSError:
-                pass
+    try:
+        marker = os.open(out / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        # Another build publishing into this folder moves its files into folders it may have just
+        # made: while it holds the site lock, no folder is judged empty.
+        if not try_lock(marker):
+            return
+        for top in SITE_FOLDERS:
+            found: list[str] = []
+            for folder, subfolders, _ in os.walk(os.path.join(out, top)):  # never into a link
+                subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+                found.append(folder)
+            for folder in reversed(found):  # each folder after every folder inside it
+                try:
+                    os.rmdir(folder)  # only an empty folder goes
+                except OSError:
+                    pass
+    finally:
+        os.close(marker)
 
 
 def _holds_more_than_bookkeeping(out: Path) -> bool:
