@@ -26,6 +26,21 @@ CACHE_FILES = (CACHE_FILE, f"{CACHE_FILE}-wal")
 SPOOL_FOLDER = "hooks"
 
 
+def home_folder(env: Mapping[str, str]) -> str:
+    """Return the user's home folder: `$HOME`, or the password database's entry when HOME is unset or empty."""
+    # Python's expanduser("~") takes an empty HOME as it is, so the default cache was
+    # /.cache/agenthropic (made there by root): an empty HOME is read as Python reads an unset one.
+    home = env.get("HOME", "")
+    if home:
+        return home
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):  # no password database (Windows), or no entry for this user
+        return os.path.expanduser("~")
+
+
 def default_cache_dir(env: Mapping[str, str], home: str) -> str:
     """Return `$AGENTHROPIC_CACHE_DIR`, else `$XDG_CACHE_HOME/agenthropic`, else `~/.cache/agenthropic`."""
     explicit = env.get("AGENTHROPIC_CACHE_DIR", "").strip()

@@ -319,3 +319,22 @@ def test_a_theme_whose_search_script_cannot_take_split_rows_is_told_once(tmp_pat
         assert (notice in done.stderr) == told, (name, done.stderr)
         assert done.stderr.count(notice) <= 1
         assert (tmp_path / name / "site" / "static" / "site.js").read_text() == script  # the theme's script is still the one published
+
+
+def test_an_empty_home_is_read_as_an_unset_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With HOME empty, Python's expanduser("~") gives "/": the default cache was /.cache/agenthropic (made there as root)."""
+    import pwd
+
+    from agenthropic_site.cli import build_parser
+    from agenthropic_site.commands.options import build_config
+    from agenthropic_site.live.settings import default_settings_file
+    from agenthropic_site.live.spool import spool_path
+
+    for name in ("AGENTHROPIC_CACHE_DIR", "XDG_CACHE_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for home, expected in (("", pwd.getpwuid(os.getuid()).pw_dir), ("/home/someone", "/home/someone")):
+        monkeypatch.setenv("HOME", home)
+        config = build_config(build_parser("build").parse_args(["build", "--now", "2026-06-01T00:00:00Z"]))
+        assert (config.cache, config.corpus) == (Path(expected, ".cache", "agenthropic"), Path(expected, ".claude", "projects"))
+        assert spool_path() == os.path.join(expected, ".cache", "agenthropic", "hooks", "spool.jsonl")  # where the hook writes
+        assert default_settings_file() == Path(expected, ".claude", "settings.json")

@@ -19,6 +19,7 @@ from agenthropic_site.config import (
     default_jobs,
     resolve_now,
 )
+from agenthropic_site.places import home_folder
 
 
 def positive(text: str) -> int:
@@ -59,7 +60,7 @@ def verbosity_options(command: argparse.ArgumentParser, quiet: str) -> None:
 def build_config(args: argparse.Namespace) -> BuildConfig:
     """Return the BuildConfig the parsed options ask for; raise ConfigError for a missing pricing file or an unknown zone."""
     env = os.environ
-    home = Path.home()
+    home = Path(home_folder(env))
     config = BuildConfig(
         corpus=args.corpus if args.corpus is not None else default_corpus_dir(env, home),
         out=getattr(args, "out", None) or Path("site"),

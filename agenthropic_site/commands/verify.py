@@ -13,6 +13,7 @@ from pathlib import Path
 from agenthropic_site.commands.options import verbosity_options
 from agenthropic_site.config import ConfigError, default_corpus_dir, is_inside, parse_instant
 from agenthropic_site.errors import report
+from agenthropic_site.places import home_folder
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +47,7 @@ def run_verify(args: argparse.Namespace) -> int:
     from agenthropic_site.audit.verify import exit_code, run_checks, table
     from agenthropic_site.corpus import CorpusRootError, real_root
 
-    corpus = args.corpus if args.corpus is not None else default_corpus_dir(os.environ, Path.home())
+    corpus = args.corpus if args.corpus is not None else default_corpus_dir(os.environ, Path(home_folder(os.environ)))
     try:
         root = Path(real_root(corpus))
         moment = parse_instant(args.now) if args.now else datetime.now(tz=UTC).replace(microsecond=0)

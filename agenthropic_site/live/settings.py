@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agenthropic_site.errors import UserError
+from agenthropic_site.places import home_folder
 
 # The events whose hook the status rules read (design: status lifecycle), plus PreCompact for
 # the timeline. Each runs `async`, so Claude Code never waits for it.
@@ -108,7 +109,7 @@ def read_first_settings(backup: Path) -> dict[str, Any] | None:
 def default_settings_file() -> Path:
     """Return Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`."""
     config_dir = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    base = Path(config_dir.split(",")[0]).expanduser() if config_dir else Path.home() / ".claude"
+    base = Path(config_dir.split(",")[0]).expanduser() if config_dir else Path(home_folder(os.environ)) / ".claude"
     return base / "settings.json"
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-from agenthropic_site.places import SPOOL_FOLDER
+from agenthropic_site.places import SPOOL_FOLDER, default_cache_dir, home_folder
 
 SPOOL_FILE = "spool.jsonl"
 MAX_PAYLOAD_BYTES = 1024 * 1024
@@ -45,11 +45,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 def spool_path(env: dict[str, str] | None = None) -> str:
     """Return the spool file of the cache folder the build uses (same defaults as `build`)."""
     env = dict(os.environ) if env is None else env
-    cache = env.get("AGENTHROPIC_CACHE_DIR", "").strip()
-    if not cache:
-        xdg = env.get("XDG_CACHE_HOME", "").strip()
-        cache = os.path.join(xdg, "agenthropic") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "agenthropic")
-    return os.path.join(os.path.expanduser(cache), SPOOL_FOLDER, SPOOL_FILE)
+    return os.path.join(default_cache_dir(env, home_folder(env)), SPOOL_FOLDER, SPOOL_FILE)
 
 
 def read_payload(stream: BinaryIO, deadline: float) -> tuple[bytes, bool]:

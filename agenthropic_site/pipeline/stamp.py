@@ -29,7 +29,9 @@ import time
 
 from agenthropic_site import adopt_code_identity, code_identity
 from agenthropic_site.digits import whole_number
-from agenthropic_site.places import CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME, MARKER, SPOOL_FOLDER, STATE, UNKNOWN, default_cache_dir, dot_on_path
+from agenthropic_site.places import (
+    CACHE_FILES, MANIFEST_HEADER, MANIFEST_NAME, MARKER, SPOOL_FOLDER, STATE, UNKNOWN, default_cache_dir, dot_on_path, home_folder,
+)
 
 TYPE_CHECKING = False  # `typing` alone takes longer to import than the whole check (mypy reads the name)
 if TYPE_CHECKING:
@@ -224,7 +226,7 @@ def unchanged(config: BuildConfig) -> tuple[BuildResult | None, dict[str, str]]:
 
 def answer(words: Sequence[str], environ: Mapping[str, str], cwd: str) -> tuple[dict[str, int], str, bool] | None:
     """Return what `agenthropic build` with these words would say (its counts, output folder and -q) when its stamp still holds, else None."""
-    body = read(_cache_named(words) or default_cache_dir(environ, os.path.expanduser("~")))
+    body = read(_cache_named(words) or default_cache_dir(environ, home_folder(environ)))
     if body is None or body.get("invocation") != invocation(words, environ, cwd):
         return None
     _remember_code(body)
