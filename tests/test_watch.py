@@ -242,3 +242,20 @@ def test_a_watch_without_a_fixed_clock_ages_statuses_with_the_real_clock(tmp_pat
     assert session_json(settings.out)["status"] == "working"
     assert run_pass(replace(early, live_clock=True), state) == "ingested"
     assert session_json(settings.out)["status"] == "unknown"  # now is long after the demo's last line
+
+
+def test_a_pass_that_cannot_write_its_output_is_a_write_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full or read-only output folder was said as a "read-error"."""
+    import errno
+
+    from agenthropic_site.pipeline.watch import run_pass
+    from test_output_faults import fail_after
+
+    settings, state = config(tmp_path), WatchState()
+    fail_after(monkeypatch, 0, errno.ENOSPC)
+    with logged("agenthropic_site.pipeline.watch") as lines:
+        assert run_pass(settings, state) == "write-error"
+    assert [line.split(":")[0:2] for line in lines] == [["watch", " write-error"]], lines
+    assert "cannot write" in lines[0] and "simulated" in lines[0]  # the failure fail_after makes
+    monkeypatch.undo()
+    assert run_pass(settings, state) == "ingested"

@@ -35,8 +35,8 @@ PERIODIC_MS = 3000
 REPEAT_SKIP_SECONDS = 300
 RELOAD_STAMP = "reload.stamp"
 
-OUTCOMES = ("ingested", "unchanged", "no-corpus-root", "overlapped", "read-error", "containment-halt", "build-error")
-TROUBLE = frozenset({"no-corpus-root", "read-error", "containment-halt", "build-error"})
+OUTCOMES = ("ingested", "unchanged", "no-corpus-root", "overlapped", "read-error", "write-error", "containment-halt", "build-error")
+TROUBLE = frozenset({"no-corpus-root", "read-error", "write-error", "containment-halt", "build-error"})
 
 
 @record_class
@@ -52,6 +52,7 @@ def run_pass(config: BuildConfig, state: WatchState) -> str:
     """Run one incremental build; return its outcome and log only what a person needs to know."""
     from agenthropic_site.pipeline.build import run_build
     from agenthropic_site.cache import CacheBusyError
+    from agenthropic_site.cache.store import CacheFullError
     from agenthropic_site.cost import PricingFileError
     from agenthropic_site.render.theme import ThemeError
     from agenthropic_site.render.writer import OutputError
@@ -68,7 +69,10 @@ def run_pass(config: BuildConfig, state: WatchState) -> str:
         outcome, detail = "no-corpus-root", str(exc)
     except ContainmentError as exc:
         outcome, detail = "containment-halt", f"FATAL: corpus containment violation - {exc}"
-    except (OutputError, OSError) as exc:
+    except (OutputError, CacheFullError) as exc:
+        # The output or cache folder is full or read-only: was said as a "read-error".
+        outcome, detail = "write-error", str(exc)
+    except OSError as exc:
         outcome, detail = "read-error", str(exc)
     except (ConfigError, PricingFileError, ThemeError) as exc:
         outcome, detail = "build-error", str(exc)
