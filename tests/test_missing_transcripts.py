@@ -41,7 +41,7 @@ def test_a_zero_byte_main_with_warmups_is_a_session_with_their_spend(tmp_path: P
     page = (tmp_path / "out" / "sessions" / SID / "index.html").read_text()
     assert "main transcript of this session is empty" in page
     # Its transcript page holds no message: the session page says so instead of linking it as one to read.
-    assert 'href="transcript/1.html"' not in page and "The main transcript is empty (0 bytes)" in page
+    assert 'href="transcript/1.html"' not in page and "empty (0 bytes): what it did is in its agents' transcripts, on their pages (Agents" in page
     transcript = (tmp_path / "out" / "sessions" / SID / "transcript" / "1.html").read_text()
     assert "main transcript of this session is empty (0 bytes): what it did is in its agents' transcripts" in transcript
     assert "lower bound" not in (tmp_path / "out" / "index.html").read_text()
@@ -64,7 +64,7 @@ def test_sessions_without_a_main_file_are_built_from_flat_and_nested_agent_files
         assert [a["kind"] for a in data["agents"]] == ["main", "subagent"]
         page = (tmp_path / "out" / "sessions" / sid / "index.html").read_text()
         assert "no main transcript in the corpus" in page
-        assert 'href="transcript/1.html"' not in page and "No main transcript in the corpus: what the session did is in its agents'" in page
+        assert 'href="transcript/1.html"' not in page and "in the corpus: what it did is in its agents' transcripts, on their pages (Agents" in page
         transcript = (tmp_path / "out" / "sessions" / sid / "transcript" / "1.html").read_text()
         assert "This session has no main transcript in the corpus: what it did is in its agents' transcripts" in transcript
         assert (tmp_path / "out" / "sessions" / sid / "agents" / f"{agent_id}.html").is_file()

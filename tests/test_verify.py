@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.cli import main
-from agenthropic_site.audit.verify import exit_code, forest_problems, run_checks
+from agenthropic_site.audit.verify import Check, exit_code, forest_problems, run_checks
 from conftest import DEMO_NOW, tree_bytes
 
 CHECKS = ["deterministic", "token-truth", "dag", "incremental"]
@@ -59,13 +59,18 @@ def test_an_absolute_link_inside_the_corpus_points_into_the_copy(demo_corpus: Pa
     assert (copied / "alias").readlink() == copied / project.name and (copied / "relative").readlink() == Path(project.name)
 
 
-@pytest.mark.slow
-def test_verify_names_the_check_a_planted_fault_breaks(demo_corpus: Path, tmp_path: Path) -> None:
-    script = tmp_path / "noisy_build.py"
-    script.write_text(NOISY_BUILD)
+def checks_with_planted_build(corpus: Path, tmp_path: Path, source: str) -> list[Check]:
+    """Run every check on `corpus` with builds made by a script of this source (given the build's arguments)."""
+    script = tmp_path / "planted_build.py"
+    script.write_text(source)
     work = tmp_path / "work"
     work.mkdir()
-    checks = run_checks(demo_corpus, work, now=DEMO_NOW, build_command=(sys.executable, str(script), "build"))
+    return run_checks(corpus, work, now=DEMO_NOW, build_command=(sys.executable, str(script), "build"))
+
+
+@pytest.mark.slow
+def test_verify_names_the_check_a_planted_fault_breaks(demo_corpus: Path, tmp_path: Path) -> None:
+    checks = checks_with_planted_build(demo_corpus, tmp_path, NOISY_BUILD)
     status = {check.name: check for check in checks}
     assert [check.name for check in checks] == CHECKS
     assert status["deterministic"].status == "fail" and "index.html" in status["deterministic"].detail
@@ -107,11 +112,7 @@ sys.exit(1)
 def test_a_build_that_published_nothing_fails_every_check(demo_corpus: Path, tmp_path: Path) -> None:
     # Exit 1 was taken for "finished, sessions left out": the empty site was read as one, two checks
     # failed on a KeyError and the graph check passed on no session at all.
-    script = tmp_path / "full_disk_build.py"
-    script.write_text(FULL_DISK_BUILD)
-    work = tmp_path / "work"
-    work.mkdir()
-    checks = run_checks(demo_corpus, work, now=DEMO_NOW, build_command=(sys.executable, str(script), "build"))
+    checks = checks_with_planted_build(demo_corpus, tmp_path, FULL_DISK_BUILD)
     assert [check.status for check in checks] == ["fail"] * 4, checks
     assert all("exited 1: agenthropic: no space left for the cache" in check.detail for check in checks), checks
 

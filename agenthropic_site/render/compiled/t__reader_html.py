@@ -7,7 +7,7 @@ def root(context, missing=missing, environment=environment):
     concat = environment.concat
     cond_expr_undefined = Undefined
     if 0: yield None
-    l_0_outline_list = l_0_outline_item = l_0_page_outline = l_0_pager = l_0_tools = missing
+    l_0_outline_list = l_0_outline_item = l_0_page_outline = l_0_pager = l_0_tools = l_0_where_the_transcript_is = missing
     try:
         t_1 = environment.filters['fine_usd']
     except KeyError:
@@ -261,6 +261,27 @@ def root(context, missing=missing, environment=environment):
         return concat(t_11)
     context.exported_vars.add('tools')
     context.vars['tools'] = l_0_tools = Macro(environment, macro, 'tools', ('shard', 'session_id'), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_session):
+        t_12 = []
+        if l_1_session is missing:
+            l_1_session = undefined("parameter 'session' was not provided", name='session')
+        pass
+        if (environment.getattr(l_1_session, 'main_state') == 'empty'):
+            pass
+            t_12.append(
+                'The main transcript of this session is empty (0 bytes)',
+            )
+        else:
+            pass
+            t_12.append(
+                'This session has no main transcript in the corpus',
+            )
+        t_12.append(
+            ": what it did is in its agents' transcripts, on their pages",
+        )
+        return concat(t_12)
+    context.exported_vars.add('where_the_transcript_is')
+    context.vars['where_the_transcript_is'] = l_0_where_the_transcript_is = Macro(environment, macro, 'where_the_transcript_is', ('session',), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '4=48&5=58&6=63&8=68&11=82&13=85&19=118&20=128&24=169&25=174&26=189&30=202&31=213&32=227&33=232&37=247&38=256'
+debug_info = '4=48&5=58&6=63&8=68&11=82&13=85&19=118&20=128&24=169&25=174&26=189&30=202&31=213&32=227&33=232&37=247&38=256&42=264&43=269'

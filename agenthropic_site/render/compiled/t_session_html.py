@@ -8,7 +8,7 @@ def root(context, missing=missing, environment=environment):
     cond_expr_undefined = Undefined
     if 0: yield None
     parent_template = None
-    l_0_agent_tree = l_0_tokens_table = l_0_models_table = l_0_status_badge = l_0_outline_list = l_0_cache_table = l_0_tools_table = l_0_largest_table = missing
+    l_0_agent_tree = l_0_tokens_table = l_0_models_table = l_0_status_badge = l_0_outline_list = l_0_where_the_transcript_is = l_0_cache_table = l_0_tools_table = l_0_largest_table = missing
     pass
     parent_template = environment.get_template('base.html', 'session.html')
     for name, parent_block in parent_template.blocks.items():
@@ -32,8 +32,11 @@ def root(context, missing=missing, environment=environment):
     l_0_outline_list = getattr(included_template, 'outline_list', missing)
     if l_0_outline_list is missing:
         l_0_outline_list = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'session.html') does not export the requested name 'outline_list'", name='outline_list')
-    context.vars['outline_list'] = l_0_outline_list
-    context.exported_vars.discard('outline_list')
+    l_0_where_the_transcript_is = getattr(included_template, 'where_the_transcript_is', missing)
+    if l_0_where_the_transcript_is is missing:
+        l_0_where_the_transcript_is = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'session.html') does not export the requested name 'where_the_transcript_is'", name='where_the_transcript_is')
+    context.vars.update({'outline_list': l_0_outline_list, 'where_the_transcript_is': l_0_where_the_transcript_is})
+    context.exported_vars.difference_update(('outline_list', 'where_the_transcript_is'))
     included_template = environment.get_template('_insights.html', 'session.html')._get_default_module(context)
     l_0_cache_table = getattr(included_template, 'cache_table', missing)
     if l_0_cache_table is missing:
@@ -87,6 +90,7 @@ def block_content(context, missing=missing, environment=environment):
     l_0_pages = resolve('pages')
     l_0_outline_list = resolve('outline_list')
     l_0_outline = resolve('outline')
+    l_0_where_the_transcript_is = resolve('where_the_transcript_is')
     try:
         t_1 = environment.filters['join']
     except KeyError:
@@ -425,14 +429,9 @@ def block_content(context, missing=missing, environment=environment):
     else:
         pass
         yield '<p class="sub">'
-        if (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') == 'empty'):
-            pass
-            yield 'The main transcript is empty (0 bytes)'
-        else:
-            pass
-            yield 'No main transcript in the corpus'
-        yield ": what the session did is in its agents' transcripts, on their pages (Agents, above).</p>\n"
+        yield escape(context.call((undefined(name='where_the_transcript_is') if l_0_where_the_transcript_is is missing else l_0_where_the_transcript_is), (undefined(name='session') if l_0_session is missing else l_0_session), _block_vars=_block_vars))
+        yield ' (Agents, above).</p>\n'
     yield '</section>\n'
 
 blocks = {'title': block_title, 'content': block_content}
-debug_info = '1=13&2=16&3=31&4=37&5=51&6=63&7=158&8=166&9=168&10=173&11=176&12=179&14=200&15=202&16=204&17=206&18=208&19=210&20=212&21=214&22=216&24=218&26=221&27=223&31=228&32=230&33=232&36=235&40=250&42=255&45=258&46=262&48=264&51=266&53=269&54=271&56=277&57=280&59=282&62=285&63=288&67=304&69=306&70=308&73=316&74=319&76=327&79=330&81=336&82=340&83=361&88=374&92=377&93=386&94=393&100=408&101=411&102=423&105=428'
+debug_info = '1=13&2=16&3=31&4=40&5=54&6=66&7=162&8=170&9=172&10=177&11=180&12=183&14=204&15=206&16=208&17=210&18=212&19=214&20=216&21=218&22=220&24=222&26=225&27=227&31=232&32=234&33=236&36=239&40=254&42=259&45=262&46=266&48=268&51=270&53=273&54=275&56=281&57=284&59=286&62=289&63=292&67=308&69=310&70=312&73=320&74=323&76=331&79=334&81=340&82=344&83=365&88=378&92=381&93=390&94=397&100=412&101=415&102=427&105=432'

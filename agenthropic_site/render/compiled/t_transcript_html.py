@@ -10,7 +10,7 @@ def root(context, missing=missing, environment=environment):
     parent_template = None
     l_0_agent = resolve('agent')
     l_0_session = resolve('session')
-    l_0_pager = l_0_page_outline = l_0_tools = l_0_title = missing
+    l_0_pager = l_0_page_outline = l_0_tools = l_0_where_the_transcript_is = l_0_title = missing
     pass
     parent_template = environment.get_template('base.html', 'transcript.html')
     for name, parent_block in parent_template.blocks.items():
@@ -25,8 +25,11 @@ def root(context, missing=missing, environment=environment):
     l_0_tools = getattr(included_template, 'tools', missing)
     if l_0_tools is missing:
         l_0_tools = undefined(f"the template {included_template.__name__!r} (imported on line 2 in 'transcript.html') does not export the requested name 'tools'", name='tools')
-    context.vars.update({'pager': l_0_pager, 'page_outline': l_0_page_outline, 'tools': l_0_tools})
-    context.exported_vars.difference_update(('pager', 'page_outline', 'tools'))
+    l_0_where_the_transcript_is = getattr(included_template, 'where_the_transcript_is', missing)
+    if l_0_where_the_transcript_is is missing:
+        l_0_where_the_transcript_is = undefined(f"the template {included_template.__name__!r} (imported on line 2 in 'transcript.html') does not export the requested name 'where_the_transcript_is'", name='where_the_transcript_is')
+    context.vars.update({'pager': l_0_pager, 'page_outline': l_0_page_outline, 'tools': l_0_tools, 'where_the_transcript_is': l_0_where_the_transcript_is})
+    context.exported_vars.difference_update(('pager', 'page_outline', 'tools', 'where_the_transcript_is'))
     l_0_title = ((environment.getattr((undefined(name='agent') if l_0_agent is missing else l_0_agent), 'description') or environment.getattr((undefined(name='agent') if l_0_agent is missing else l_0_agent), 'agent_id')) if (undefined(name='agent') if l_0_agent is missing else l_0_agent) else (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'title') or environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'session_id')))
     context.vars['title'] = l_0_title
     context.exported_vars.add('title')
@@ -61,6 +64,7 @@ def block_content(context, missing=missing, environment=environment):
     l_0_title = resolve('title')
     l_0_number = resolve('number')
     l_0_count = resolve('count')
+    l_0_where_the_transcript_is = resolve('where_the_transcript_is')
     l_0_pager = resolve('pager')
     l_0_page_outline = resolve('page_outline')
     l_0_outline = resolve('outline')
@@ -110,13 +114,8 @@ def block_content(context, missing=missing, environment=environment):
     if ((not (undefined(name='agent') if l_0_agent is missing else l_0_agent)) and (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') != 'present')):
         pass
         yield '<p class="banner">'
-        if (environment.getattr((undefined(name='session') if l_0_session is missing else l_0_session), 'main_state') == 'empty'):
-            pass
-            yield 'The main transcript of this session is empty (0 bytes)'
-        else:
-            pass
-            yield 'This session has no main transcript in the corpus'
-        yield ": what it did is in its agents' transcripts, on their pages.</p>"
+        yield escape(context.call((undefined(name='where_the_transcript_is') if l_0_where_the_transcript_is is missing else l_0_where_the_transcript_is), (undefined(name='session') if l_0_session is missing else l_0_session), _block_vars=_block_vars))
+        yield '.</p>'
     yield escape(context.call((undefined(name='pager') if l_0_pager is missing else l_0_pager), (undefined(name='number') if l_0_number is missing else l_0_number), (undefined(name='count') if l_0_count is missing else l_0_count), _block_vars=_block_vars))
     yield '\n'
     yield escape(context.call((undefined(name='page_outline') if l_0_page_outline is missing else l_0_page_outline), (undefined(name='outline') if l_0_outline is missing else l_0_outline), _block_vars=_block_vars))
@@ -129,4 +128,4 @@ def block_content(context, missing=missing, environment=environment):
     yield '\n'
 
 blocks = {'title': block_title, 'content': block_content}
-debug_info = '1=15&2=18&3=30&4=35&5=50&6=72&7=95&8=97&9=110&10=120&11=122&12=124&13=126&14=128'
+debug_info = '1=15&2=18&3=33&4=38&5=53&6=76&7=99&8=101&9=114&10=119&11=121&12=123&13=125&14=127'
