@@ -15,7 +15,7 @@ def main() -> int:
         from agenthropic_site.live.spool import run_hook
 
         return run_hook()
-    # Python writes what stderr's encoding cannot hold as \\uNNNN, but stdout raised
+    # Python writes what stderr's encoding cannot hold as \uNNNN, but stdout raised
     # UnicodeEncodeError (exit 4) for a model id or path in a non-UTF-8 locale (ISO-8859-1, or
     # PYTHONIOENCODING=ascii): stdout escapes such characters the same way.
     if getattr(sys.stdout, "errors", None) == "strict":

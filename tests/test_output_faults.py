@@ -78,3 +78,14 @@ def test_no_folder_is_judged_empty_while_another_build_publishes(demo_corpus: Pa
     with writer_module.site_lock(out, True):  # held as a publishing build holds it
         assert build(demo_corpus, out, cache, "--jobs", "1") == 1
     assert (out / "sessions").is_dir() and not any((out / "sessions").rglob("*.html"))  # left, empty, for the publisher
+
+
+def test_a_site_folder_that_is_a_link_is_never_walked_when_a_build_fails(demo_corpus: Path, tmp_path: Path) -> None:
+    """The build refuses to write through `sessions -> elsewhere`; failing, it must not empty folders where the link points."""
+    out, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    (elsewhere / "empty-but-mine").mkdir(parents=True)
+    out.mkdir()
+    (out / ".agenthropic-site").write_text("")
+    (out / "sessions").symlink_to(elsewhere)
+    assert build(demo_corpus, out, tmp_path / "cache") == 1  # a link in the output folder: one line, nothing written through it
+    assert (elsewhere / "empty-but-mine").is_dir() and (out / "sessions").is_symlink()

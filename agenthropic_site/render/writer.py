@@ -183,8 +183,11 @@ def _remove_empty_folders(out: Path) -> None:
         if not try_lock(marker):
             return
         for top in SITE_FOLDERS:
+            path = os.path.join(out, top)
+            if os.path.islink(path):
+                continue  # os.walk would go where it points: a build never writes through a link
             found: list[str] = []
-            for folder, subfolders, _ in os.walk(os.path.join(out, top)):  # never into a link
+            for folder, subfolders, _ in os.walk(path):  # never into a link inside it
                 subfolders[:] = [name for name in subfolders if not name.startswith(".")]
                 found.append(folder)
             for folder in reversed(found):  # each folder after every folder inside it
