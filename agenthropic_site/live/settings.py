@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -243,6 +244,7 @@ def _keep_first_backup(backup: Path, data: bytes) -> bool:
     except BaseException:
         # Made just now and not whole (a full disk): left, it would be kept as the first backup
         # by every later install, and uninstall would have nothing to give the file back from.
-        os.unlink(backup)
+        with contextlib.suppress(OSError):
+            os.unlink(backup)
         raise
     return True
