@@ -90,7 +90,8 @@ def test_sessions_are_ordered_by_cost_change_and_agents_are_named(tmp_path: Path
     assert (sessions[0]["agents_added"], sessions[0]["agents_removed"]) == (["new"], ["old"])
 
 
-@pytest.mark.parametrize("body", [b"[1]", b"{not json", b'{"cost_usd": "NaN"}', b'{"cost_usd": "1e999999"}', b'{"tokens": {"input": "1"}}'])
+@pytest.mark.parametrize("body", [b"[1]", b"{not json", b'{"cost_usd": "NaN"}', b'{"cost_usd": "1e999999"}', b'{"tokens": {"input": "1"}}',
+                                  b'{"tokens": {"input": 1, "total": 5}}'])
 def test_malformed_session_json_is_an_error(body: bytes) -> None:
     with pytest.raises(DiffError):
         session_side("data/sessions/x.json", body)

@@ -128,6 +128,8 @@ def session_side(rel: str, data: bytes) -> SessionSide:
         agents = doc.get("agents") or []
         if tokens is not None and not (isinstance(tokens, dict) and all(type(v) is int for v in tokens.values())):
             raise TypeError("tokens are not whole numbers")
+        if tokens is not None and "total" in tokens:  # the name the diff gives the categories' sum
+            raise TypeError("tokens has a category named 'total'")
         if not (excluded is None or isinstance(excluded, dict)) or not isinstance(agents, list):
             raise TypeError("excluded or agents has the wrong type")
         status, reason = doc.get("status"), excluded.get("reason", "") if excluded else None
