@@ -17,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Compare two builds, each a site folder or a snapshot made by `agenthropic snapshot`: the files "
         "added, removed and changed, then every session whose data/sessions/<id>.json changed (tokens by category, "
         "cost, status, exclusion, agents added or removed), the largest cost change first. A snapshot is read "
-        "without being extracted; members with absolute paths, '..', links or devices are refused. "
+        "without being extracted; members with absolute paths, '..', links or devices are refused, and so is a file "
+        "(in a snapshot or a site folder) whose name is not printable UTF-8. "
         "Exit codes (as diff(1)): 0 identical; 1 different; 2 error.",
     )
     command.add_argument("a", type=Path, metavar="A", help="the earlier build: a site folder or a .tar.gz snapshot")
