@@ -25,7 +25,7 @@ where the context was compacted, and what failed.
 Exit codes: 0 built; 1 built, but some sessions failed or could not be priced (see the
 build report), or not built for a full output or cache folder (the site left as it was);
 2 usage error or missing corpus; 3 a corpus path escapes the corpus root; 4 internal error
-(a bug); 130 interrupted.
+(a bug); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
 """
 
 
@@ -103,8 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.configure(console.verbosity(getattr(args, "quiet", False), getattr(args, "verbose", False)))
     try:
         return int(handler(args))
-    except KeyboardInterrupt:
-        return interrupted()
+    except KeyboardInterrupt as stopped_by:
+        return interrupted(stopped_by)
     except Exception:  # noqa: BLE001 - a bug must not look like "built with failures" (exit 1)
         traceback.print_exc()
         print("agenthropic: internal error (a bug): please report it with the lines above", file=sys.stderr)

@@ -6,6 +6,7 @@ import sys
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_CONTAINMENT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
 # A finished build's last line when it exits 1 for sessions left out; a full output or cache
 # folder exits 1 too, with its own line and nothing published (audit/verify.py tells them apart).
 LEFT_OUT_LINE = "agenthropic: some sessions are left out of the cost totals; see report.html"
@@ -16,8 +17,20 @@ def build_exit_code(failed: int, excluded: int) -> int:
     return EXIT_FAILURES if failed or excluded else EXIT_OK
 
 
-def interrupted() -> int:
-    """Say that Ctrl-C stopped the run, and return its exit code."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM asked the run to stop (a service manager, `kill`): it stops as Ctrl-C stops it, cleaning up."""
+
+
+def terminate(signum: int, frame: object) -> None:
+    """Raise Terminated where the main thread is: the SIGTERM handler of a build."""
+    raise Terminated
+
+
+def interrupted(stopped_by: BaseException | None = None) -> int:
+    """Say that Ctrl-C (or SIGTERM) stopped the run, and return its exit code."""
+    if isinstance(stopped_by, Terminated):
+        print("agenthropic: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     print("agenthropic: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 

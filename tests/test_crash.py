@@ -66,3 +66,44 @@ def test_sigkill_then_rebuild_equals_a_clean_build(corpus: Path, clean: tuple[di
     assert build(corpus, site, cache) == 0
     assert tree_bytes(site) == clean[0]
     assert dump_cache(cache) == clean[1]
+
+
+# A build that SIGTERM reaches while it stages its pages (the fifth file): as a service manager or `kill` sends it.
+TERMINATED_BUILD = """\
+import os
+import signal
+import sys
+
+from agenthropic_site.entry import main
+from agenthropic_site.render.writer import SiteWriter
+
+original, calls = SiteWriter.write, [0]
+
+
+def write(self, rel, data):
+    calls[0] += 1
+    if calls[0] == 5:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return original(self, rel, data)
+
+
+SiteWriter.write = write
+sys.argv = ["agenthropic", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+def test_sigterm_stops_a_build_as_ctrl_c_does_and_leaves_the_site_as_it_was(corpus: Path, clean: tuple[dict[str, bytes], list[str]],
+                                                                           tmp_path: Path) -> None:
+    """SIGTERM ended the process where it stood (exit -15, its staged files left); it now stops as Ctrl-C does."""
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    script = tmp_path / "terminated_build.py"
+    script.write_text(TERMINATED_BUILD)
+    stopped = subprocess.run([sys.executable, str(script), "build", "--corpus", str(corpus), "--out", str(site), "--cache", str(cache),
+                              "--now", DEMO_NOW, "-q", "--jobs", "1"], capture_output=True, text=True, timeout=120)
+    assert (stopped.returncode, stopped.stderr) == (143, "agenthropic: terminated\n")
+    assert not any((site / ".agenthropic" / "staging").iterdir())  # nothing left staged
+    assert sorted(path.name for path in site.iterdir()) == [".agenthropic", ".agenthropic-site"]  # nothing published, no empty folder
+    assert build(corpus, site, cache) == 0
+    assert tree_bytes(site) == clean[0]
+    assert dump_cache(cache) == clean[1]

@@ -259,3 +259,25 @@ def test_a_pass_that_cannot_write_its_output_is_a_write_error(tmp_path: Path, mo
     assert "cannot write" in lines[0] and "simulated" in lines[0]  # the failure fail_after makes
     monkeypatch.undo()
     assert run_pass(settings, state) == "ingested"
+
+
+def test_sigterm_stops_a_watch_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A service manager stops a watch with SIGTERM: it ended the process where it stood; now exit 0, as Ctrl-C."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    for serve in ([], ["--serve", "--port", str(free_port())]):
+        out, cache = tmp_path / f"site{len(serve)}", tmp_path / f"cache{len(serve)}"  # each process's first build is its own
+        command = [sys.executable, "-m", "agenthropic_site", "build", "--watch", *serve, "--corpus", str(corpus), "--out", str(out),
+                   "--cache", str(cache), "--now", DEMO_NOW]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda site=out: session_json(site), what="the first build")
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        stderr = process.stderr.read() if process.stderr else ""
+        assert code == 0 and "Traceback" not in stderr, (serve, code, stderr)
+        assert not any((out / ".agenthropic" / "staging").iterdir())  # nothing left staged

@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument(
         "--watch", action="store_true",
         help="after the first build, rebuild whenever the corpus, the hook spool or the theme changes (and every few "
-        "seconds); print only changes and trouble; Ctrl-C stops with exit code 0",
+        "seconds); print only changes and trouble; Ctrl-C (or SIGTERM) stops with exit code 0",
     )
     build.add_argument("--serve", action="store_true", help="with --watch: serve the site on 127.0.0.1 and reload open pages after each build")
     build.add_argument("--port", type=positive, default=DEFAULT_PORT, metavar="N", help=f"with --serve: the port (default: {DEFAULT_PORT})")

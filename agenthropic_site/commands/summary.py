@@ -39,8 +39,8 @@ def answer_unchanged(words: Sequence[str]) -> int | None:
 
     try:
         said = answer(words, os.environ, os.getcwd())
-    except KeyboardInterrupt:
-        return interrupted()
+    except KeyboardInterrupt as stopped_by:
+        return interrupted(stopped_by)
     except Exception:  # noqa: BLE001 - a stamp it cannot read is a reason to build, never an error
         return None
     if said is None:

@@ -16,6 +16,7 @@ from types import FrameType
 
 from agenthropic_site.config import BuildConfig, ConfigError
 from agenthropic_site.corpus import ContainmentError, CorpusRootError, Skip
+from agenthropic_site.errors import Terminated, terminate
 from agenthropic_site.live.serve import LOOPBACK, local_server, port_problem, site_app
 from agenthropic_site.records import record_class
 from agenthropic_site.terminal import printable
@@ -212,21 +213,25 @@ def serve_and_watch(config: BuildConfig, port: int) -> int:
     stop = threading.Event()
     worker = threading.Thread(target=watch_loop, args=(config, stop, touch), daemon=True)
     worker.start()
-    server = local_server(sockets, port, site_app(config.out))
-    # Browsers reload only after a completed build: livereload watches a stamp the loop touches
-    # when every page of a build is in place (pages are written atomically, never half).
-    server.watch(str(stamp))
-    log.info(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
-    loop = IOLoop.current()  # the main thread's, which `serve` runs
-
-    def interrupted() -> None:
-        stop.set()
-        loop.stop()
-
-    # Ctrl-C is an event of the server's loop, not a KeyboardInterrupt: one raised inside a
-    # finalizer is printed and dropped (see stopped_by_sigint), and the server went on serving.
-    loop.asyncio_loop.add_signal_handler(signal.SIGINT, interrupted)  # type: ignore[attr-defined]
+    # From here a Ctrl-C or SIGTERM stops the worker's build and waits for it: one that came while
+    # the server was being made left the process with a build running in a thread it then killed.
     try:
+        server = local_server(sockets, port, site_app(config.out))
+        # Browsers reload only after a completed build: livereload watches a stamp the loop touches
+        # when every page of a build is in place (pages are written atomically, never half).
+        server.watch(str(stamp))
+        log.info(f"serving {config.out} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+        loop = IOLoop.current()  # the main thread's, which `serve` runs
+
+        def interrupted() -> None:
+            stop.set()
+            loop.stop()
+
+        # Ctrl-C is an event of the server's loop, not a KeyboardInterrupt: one raised inside a
+        # finalizer is printed and dropped (see stopped_by_sigint), and the server went on serving.
+        # SIGTERM (a service manager stopping the watch) the same way.
+        loop.asyncio_loop.add_signal_handler(signal.SIGINT, interrupted)  # type: ignore[attr-defined]
+        loop.asyncio_loop.add_signal_handler(signal.SIGTERM, interrupted)  # type: ignore[attr-defined]
         server.serve(host=LOOPBACK, port=port, open_url_delay=None, restart_delay=0, debug=False)
     except KeyboardInterrupt:
         pass
@@ -265,11 +270,21 @@ def stopped_by_sigint(stop: threading.Event) -> Iterator[None]:
         stop.set()
         raise KeyboardInterrupt
 
+    def end(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        raise Terminated
+
     signal.signal(signal.SIGINT, interrupt)
+    # SIGTERM (a service manager stopping the watch) the same way, unless someone chose otherwise.
+    term = signal.getsignal(signal.SIGTERM)
+    if term in (signal.SIG_DFL, terminate):
+        signal.signal(signal.SIGTERM, end)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if term in (signal.SIG_DFL, terminate):
+            signal.signal(signal.SIGTERM, term)
 
 
 __all__ = ["OUTCOMES", "WatchState", "run_pass", "serve_and_watch", "stopped_by_sigint", "watch_forever", "watch_loop", "watch_paths"]
