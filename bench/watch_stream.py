@@ -2,7 +2,8 @@
 
 Usage: python bench/watch_stream.py [--rate 50] [--seconds 60] [--sessions 10]
 Appends `rate` new assistant lines per second, round-robin over `sessions` generated sessions,
-and measures for each line the time until the session's data JSON counts it (its lag).
+and measures for each line the time until the session's data JSON counts it (its lag), and the
+watch's resident memory after its first build and at the end (Linux: /proc/PID/status).
 """
 
 from __future__ import annotations
@@ -18,6 +19,22 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def resident_mb(pid: int) -> float | None:
+    """Return a process's resident memory in MB (VmRSS), or None where /proc does not say."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def shown(megabytes: float | None) -> str:
+    """Show megabytes with one decimal, or n/a when unknown."""
+    return "n/a" if megabytes is None else f"{megabytes:.1f}"
 
 
 def main() -> int:
@@ -43,6 +60,7 @@ def main() -> int:
         while any(output_tokens(p) is None for p in mains):
             time.sleep(0.1)
         base_tokens = {p: output_tokens(p) for p in mains}
+        first_rss = resident_mb(watcher.pid)
         appended: dict[Path, list[float]] = {p: [] for p in mains}
         lags: list[float] = []
         done = threading.Event()
@@ -73,13 +91,15 @@ def main() -> int:
         stop_time = time.monotonic()
         done.set()
         thread.join()
+        last_rss = resident_mb(watcher.pid)
         watcher.send_signal(signal.SIGINT)
         watcher.wait(timeout=60)
     lags.sort()
-    print("| lines | rate/s | seconds | sessions | median lag s | p95 lag s | max lag s | all seen |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("| lines | rate/s | seconds | sessions | median lag s | p95 lag s | max lag s | all seen | RSS MB, first build | RSS MB, end |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     print(f"| {index} | {args.rate:g} | {args.seconds:g} | {len(mains)} | {statistics.median(lags):.2f} | "
-          f"{lags[int(len(lags) * 0.95) - 1]:.2f} | {lags[-1]:.2f} | {len(lags) == index} |")
+          f"{lags[int(len(lags) * 0.95) - 1]:.2f} | {lags[-1]:.2f} | {len(lags) == index} | "
+          f"{shown(first_rss)} | {shown(last_rss)} |")
     return 0
 
 
