@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
-from agenthropic_site.pipeline import parsing
+from agenthropic_site.pipeline import parsing, stamp
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.config import BuildConfig, parse_instant
@@ -404,6 +404,49 @@ def test_a_file_gone_from_an_unchanged_session_is_written_again_and_every_file_c
     # Its session is rendered again, and each of its files counted once: written or unchanged.
     assert (again.pages_written, again.pages_written + again.pages_unchanged) == (1, len(published))
     assert tree_bytes(tmp_path / "live") == before
+
+
+def after_the_manifest(out: Path) -> None:
+    """Wait until a file written now gets a later ctime than the folder's manifest (a file system's clock ticks every few ms)."""
+    written = (out / ".agenthropic" / "manifest").stat().st_ctime_ns
+    probe = out.parent / "clock-probe"
+    while True:
+        probe.write_bytes(b"")
+        if probe.stat().st_ctime_ns > written:
+            probe.unlink()
+            return
+
+
+def test_a_published_file_changed_in_the_folder_is_written_again(demo_corpus: Path, tmp_path: Path) -> None:
+    """A page edited by hand, or an older build's copy put back (a `git checkout` in the folder), was kept: its inputs had not changed."""
+    live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(live)
+    before = tree_bytes(tmp_path / "live")
+    after_the_manifest(tmp_path / "live")
+    (tmp_path / "live" / "index.html").write_bytes(b"<p>edited</p>\n")
+    older = tmp_path / "live" / "data" / "sessions" / f"{SESSION}.json"
+    older.write_bytes(older.read_bytes().replace(b'"cost_usd": "', b'"cost_usd": "9'))  # the same file as another build left it
+    again = run_build(live)
+    assert (again.parsed, again.pages_written) == (0, 2)
+    assert tree_bytes(tmp_path / "live") == before
+    assert run_build(live).pages_written == 0  # and the folder is as built again
+
+
+def test_a_published_file_linked_elsewhere_is_looked_at_once_and_kept(demo_corpus: Path, tmp_path: Path) -> None:
+    """A hard link (`cp -al`, an rsync --link-dest snapshot) changes a file's ctime, not its bytes: one look, no write."""
+    from agenthropic_site.render.manifest import read_manifest
+
+    live = config(demo_corpus, tmp_path / "live", tmp_path / "cache")
+    run_build(live)
+    after_the_manifest(tmp_path / "live")
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    published = sorted(read_manifest(tmp_path / "live").files)
+    for number, rel in enumerate(published):
+        os.link(tmp_path / "live" / rel, snapshot / str(number))
+    looked = run_build(live)
+    assert (looked.pages_written, looked.pages_unchanged) == (0, len(published))
+    assert stamp.unchanged(live)[0] is not None  # the manifest written again: the next build looks at nothing
 
 
 def test_a_build_computes_the_insights_of_the_projects_whose_sessions_changed_and_takes_the_others_kept(

@@ -32,7 +32,7 @@ from agenthropic_site.render.manifest import read_manifest
 from agenthropic_site.render.writer import SiteWriter
 from conftest import DEMO_CORPUS, DEMO_NOW, build, build_subprocess, run_entry
 from test_hostile_output import SIMPLE, append_request
-from test_incremental import assert_equals_cold_build
+from test_incremental import after_the_manifest, assert_equals_cold_build
 
 GRAPHED = "0bc7a4f3-9ec7-4477-8626-53233c4bcc4d"  # a session with agents: pages in agents/ and transcript/
 PROJECT = sorted(path.name for path in DEMO_CORPUS.iterdir() if path.is_dir())[0]
@@ -72,13 +72,16 @@ def spoil(out: Path, elsewhere: Path) -> set[str]:
     page.unlink()
     page.mkdir()  # a folder in a page's place
     gone.add("report.html")
+    after_the_manifest(out)
+    (out / "search.html").write_bytes(b"<p>edited</p>\n")  # a page changed since it was published
+    gone.add("search.html")
     return gone
 
 
 def plain_missing(out: Path) -> set[str]:
     """Return what the writer finds missing on its own, looking at every published file."""
     published = read_manifest(out)
-    writer = SiteWriter(out, previous=dict(published.files))
+    writer = SiteWriter(out, previous=dict(published.files), previous_ns=published.written_ns)
     try:
         return set(writer.missing(sorted(published.files)))
     finally:

@@ -25,7 +25,7 @@ from agenthropic_site.pipeline import parsing, stamp
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.cli import main
 from conftest import DEMO_CORPUS, DEMO_NOW, run_entry
-from test_incremental import SESSION, config
+from test_incremental import SESSION, after_the_manifest, config
 
 PROJECT = "-home-user-projects-api-server"  # SESSION's project: its sessions, subagents and flat agent files
 
@@ -61,6 +61,7 @@ CHANGES: dict[str, Callable[[BuildConfig, Path], object]] = {
     "a project folder added": lambda c, t: (c.corpus / "-home-user-new").mkdir(),
     "a hook event spooled": lambda c, t: (c.cache / "hooks").mkdir(exist_ok=True) or (c.cache / "hooks" / "spool.jsonl").write_text("{}\n"),
     "a page deleted from the site": lambda c, t: (c.out / "sessions" / SESSION / "index.html").unlink(),
+    "a page edited in the site": lambda c, t: after_the_manifest(c.out) or (c.out / "index.html").write_bytes(b"<p>edited</p>\n"),
     "the manifest rewritten": lambda c, t: (c.out / ".agenthropic" / "manifest").write_bytes((c.out / ".agenthropic" / "manifest").read_bytes()),
     "the cache file touched": lambda c, t: os.utime(c.cache / "cache.sqlite3", (2, 2)),
     "the folder's claim touched": lambda c, t: os.utime(c.out / ".agenthropic-site", (3, 3)),

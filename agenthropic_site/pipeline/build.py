@@ -22,6 +22,7 @@ from agenthropic_site.pipeline.repair import with_repairs
 from agenthropic_site.pipeline.result import BuildResult, NoChange
 from agenthropic_site.pipeline.viewing import views_in_workers
 from agenthropic_site.places import dot_on_path
+from agenthropic_site.render.folders import OpenFolders, missing_files
 from agenthropic_site.render.manifest import Published, read_manifest
 from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
 
@@ -83,7 +84,7 @@ def _build_with_cache(
         same_inputs = cache.site_signature() == _of_folder(signature, published.digest)
         # Every published file is looked at only when nothing else says to render (rendering
         # keeps each file that is still there, and writes again the ones that are not).
-        if not result.dirty and same_inputs and _outputs_present(config, published.files):
+        if not result.dirty and same_inputs and _outputs_present(config, published):
             # Nothing that any page shows has changed since this folder's last build: no page is looked at.
             log.debug("rendered nothing: no session and nothing else any page shows changed since this folder's last build")
             result.pages_unchanged = len(published.files)
@@ -163,7 +164,7 @@ def _explain_render(dirty: set[str], same_inputs: bool) -> None:
     if not same_inputs:
         log.debug("rendering: this folder was built from other inputs (code, prices, theme, skipped files, failures, statuses, hooks, --redact or --tz)")
     if not dirty and same_inputs:
-        log.debug("rendering: files the folder's manifest lists are missing from it")
+        log.debug("rendering: files the folder's manifest lists are missing from it, or were changed there since")
 
 
 def site_signature(cache: Cache, config: BuildConfig, prices: PriceTable, skips: list[Skip], unlisted: list[str]) -> str:
@@ -196,6 +197,12 @@ def _of_folder(signature: str, manifest_digest: str | None) -> str:
     return hashlib.sha256(f"{signature}|{manifest_digest}".encode()).hexdigest()
 
 
-def _outputs_present(config: BuildConfig, files: dict[str, str]) -> bool:
-    out = str(config.out)
-    return bool(files) and all(os.path.isfile(os.path.join(out, rel)) for rel in files)
+def _outputs_present(config: BuildConfig, published: Published) -> bool:
+    """Tell whether every file the manifest lists is in the folder as published: a regular file not changed since (`missing_files`)."""
+    if not published.files:
+        return False
+    folders = OpenFolders(config.out)
+    try:
+        return not missing_files(published.files, folders.open, lambda rel: rel.split("/"), published.written_ns)
+    finally:
+        folders.close()

@@ -538,13 +538,15 @@ def _holds(body: Mapping[str, str], scope: Mapping[str, str], cutoff: str, measu
 def _after(scope: Mapping[str, str], check_files: bool = True) -> dict[str, str] | None:
     """Return the state the build left: the cache file and the output folder's published files; None when they cannot be read.
 
-    With `check_files`, None too when a published file is no longer a regular file.
+    With `check_files`, None too when a published file is no longer a regular file, or was changed
+    after the manifest was written (render/folders.py `missing_files`).
     """
     out = scope["out"]
     manifest = os.path.join(out, STATE, MANIFEST_NAME)
     try:
         # The manifest's lstat (any rewrite changes its ctime), and the folder's claim: without it a build refuses the folder.
-        claim = f"{_stat_line(os.lstat(manifest))}|{_stat_line(os.lstat(os.path.join(out, MARKER)))}"
+        written = os.lstat(manifest)
+        claim = f"{_stat_line(written)}|{_stat_line(os.lstat(os.path.join(out, MARKER)))}"
         with open(manifest, "rb") as handle:
             data = handle.read()
     except OSError:
@@ -560,9 +562,10 @@ def _after(scope: Mapping[str, str], check_files: bool = True) -> dict[str, str]
         if not check_files:
             continue
         try:
-            if not regular(os.lstat(os.path.join(out, rel)).st_mode):
-                return None
+            found = os.lstat(os.path.join(out, rel))
         except OSError:
+            return None
+        if not regular(found.st_mode) or found.st_ctime_ns > written.st_ctime_ns:
             return None
     cache = []
     for name in CACHE_FILES:

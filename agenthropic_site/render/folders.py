@@ -89,11 +89,17 @@ class OpenFolders:
             pass
 
 
-def missing_files(rels: Iterable[str], folder: Callable[[Sequence[str]], int], split: Callable[[str], list[str]]) -> list[str]:
-    """Return those of these output files that are no longer regular files in the folder (a link never is one).
+def missing_files(rels: Iterable[str], folder: Callable[[Sequence[str]], int], split: Callable[[str], list[str]],
+                  since_ns: int | None = None) -> list[str]:
+    """Return those of these output files that are no longer regular files in the folder (a link never is one), or were changed.
 
     `folder` opens a folder below the output folder from its parts (never through a link), `split`
-    cuts an output path into parts. Each folder is opened once for all of its files.
+    cuts an output path into parts. Each folder is opened once for all of its files. `since_ns`:
+    the ctime of the manifest that lists them (None: not compared). Publishing renames every file
+    into place before it writes the manifest, and a rename sets a file's ctime, which no one can
+    set back: a later one means the file was written, replaced, linked or chmodded since (a page
+    edited by hand, a `git checkout` in the folder), and it is judged again as if it were missing.
+    (On Windows st_ctime_ns is the creation time: a file replaced is seen, one written in place is not.)
     """
     by_folder: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for rel in rels:
@@ -105,7 +111,8 @@ def missing_files(rels: Iterable[str], folder: Callable[[Sequence[str]], int], s
             parent = folder(folder_parts)
             for rel, name in files:
                 try:
-                    there = stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+                    found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+                    there = stat.S_ISREG(found.st_mode) and (since_ns is None or found.st_ctime_ns <= since_ns)
                 except OSError:
                     there = False
                 if not there:
@@ -116,8 +123,9 @@ def missing_files(rels: Iterable[str], folder: Callable[[Sequence[str]], int], s
 
 
 def missing_answer(out: str, state: str, manifest_name: str) -> bytes:
-    """Say which files an output folder's manifest lists are missing: the folder's device and inode, the manifest's SHA-256, then one path a line.
+    """Say which files an output folder's manifest lists are missing or changed since it was written.
 
+    The answer: the folder's device and inode, the manifest's SHA-256, then one path a line.
     Answered by a process of its own while a build imports and reads (pipeline/stamp.py); empty
     when the folder or its manifest cannot be read or names a path no build writes, and the build
     then looks for itself. The build takes the answer only for a manifest of the same digest,
@@ -129,11 +137,12 @@ def missing_answer(out: str, state: str, manifest_name: str) -> bytes:
     try:
         top = os.fstat(folders.open(()))
         with os.fdopen(os.open(manifest_name, FILE_FLAGS, dir_fd=folders.open((state,))), "rb") as handle:
+            written_ns = os.fstat(handle.fileno()).st_ctime_ns
             data = handle.read()
         rels = [line.partition(" ")[2] for line in data.decode("ascii").split("\n")[1:-1]]
         if any(part in ("", ".", "..") for rel in rels for part in rel.split("/")):
             return b""
-        gone = missing_files(rels, folders.open, lambda rel: rel.split("/"))
+        gone = missing_files(rels, folders.open, lambda rel: rel.split("/"), written_ns)
     except (OSError, UnicodeDecodeError, LinkedFolder):
         return b""
     finally:

@@ -359,10 +359,10 @@ class Renderer:
         return True
 
     def _missing(self, rels: list[str]) -> list[str]:
-        """Return the files of the last build that are gone from the folder."""
+        """Return the files of the last build that are gone from the folder, or were changed there since it published them."""
         gone = self.writer.missing(rels)
         for rel in gone:
-            log.debug(f"render: {rel}: missing from the folder")
+            log.debug(f"render: {rel}: missing from the folder, or changed there since it was published")
         return gone
 
     def _kept(self, rels: list[str]) -> None:

@@ -118,11 +118,14 @@ def _holds(folder: int, name: str, pieces: Pieces) -> bool:
         return all(handle.read(len(piece)) == piece for piece in pieces) and handle.read(1) == b""
 
 
-def _read_regular(folder: int, name: str) -> bytes | None:
-    """Return the bytes of `name` in `folder` when it is a regular file (a link never is), else None."""
+def _read_regular(folder: int, name: str, since_ns: int | None = None) -> bytes | None:
+    """Return the bytes of `name` in `folder` when it is a regular file (a link never is) not changed after `since_ns`, else None."""
     try:
         with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=folder), "rb") as handle:
-            return handle.read() if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else None
+            found = os.fstat(handle.fileno())
+            if not stat.S_ISREG(found.st_mode) or (since_ns is not None and found.st_ctime_ns > since_ns):
+                return None
+            return handle.read()
     except OSError:
         return None
 
@@ -238,7 +241,11 @@ class SiteWriter:
     manifest_digest: str | None = None  # SHA-256 of the manifest now in the folder
     # The files of `previous` that a process aside found missing as the build started (stamp.kept_missing); None: not looked at.
     seen_missing: frozenset[str] | None = None
+    previous_ns: int | None = None  # the ctime of the manifest `previous` was read from (Published.written_ns)
     published: Published | None = None  # what the manifest says once `finish` has published
+    # Some published file was missing or changed: the manifest is written again at the end even with
+    # the same bytes, so that files found the same as rendered (a chmod, a hard link) are judged by its new ctime.
+    looked_again: bool = False
     _produced: set[str] = field(default_factory=set)
     _staged: list[tuple[str, str]] = field(default_factory=list)  # (staged file name, output path)
     _lock: int | None = None  # the staging folder, held locked by the build that made it
@@ -276,11 +283,12 @@ class SiteWriter:
             raise OutputError(f"cannot write into {out}: {exc} in it is a link or not a folder, and agenthropic never writes through one") from None
         except OSError as exc:
             raise OutputError(f"cannot write into {out}: {exc.strerror or exc}") from None
-        return cls(out, stage, dict(published.files), manifest_digest=published.digest, seen_missing=seen_missing, _lock=lock)
+        return cls(out, stage, dict(published.files), manifest_digest=published.digest, seen_missing=seen_missing,
+                   previous_ns=published.written_ns, _lock=lock)
 
     def spawn(self) -> SiteWriter:
         """Return a writer for a render worker: the same folder, staging and record, nothing produced yet."""
-        return SiteWriter(self.out, self.stage, self.previous)
+        return SiteWriter(self.out, self.stage, self.previous, previous_ns=self.previous_ns)
 
     def _staging(self) -> int:
         """Return a descriptor of this build's staging folder (the one it holds locked, or a render worker's own)."""
@@ -331,7 +339,7 @@ class SiteWriter:
             return None
         parts = _parts(rel)
         try:
-            return _read_regular(self._folder(parts[:-1]), parts[-1])
+            return _read_regular(self._folder(parts[:-1]), parts[-1], self.previous_ns)
         except (OSError, LinkedFolder):
             return None
 
@@ -349,11 +357,14 @@ class SiteWriter:
         the manifest lists; any other is looked for now, each folder opened once for all of its files.
         """
         if self.seen_missing is None:
-            return missing_files(rels, self._folder, _parts)
-        rels = list(rels)
-        unseen = [rel for rel in rels if rel not in self.previous]
-        gone = set(missing_files(unseen, self._folder, _parts)) if unseen else set()
-        return [rel for rel in rels if rel in self.seen_missing or rel in gone]
+            found = missing_files(rels, self._folder, _parts, self.previous_ns)
+        else:
+            rels = list(rels)
+            unseen = [rel for rel in rels if rel not in self.previous]
+            gone = set(missing_files(unseen, self._folder, _parts, self.previous_ns)) if unseen else set()
+            found = [rel for rel in rels if rel in self.seen_missing or rel in gone]
+        self.looked_again |= bool(found)
+        return found
 
     def kept(self, rels: Iterable[str]) -> None:
         """Count files of the last build, just found in the folder (`missing`), as kept as they are."""
@@ -377,6 +388,7 @@ class SiteWriter:
         self._staged.extend(other.staged)
         self.written.extend(other.written)
         self.unchanged.extend(other.unchanged)
+        self.looked_again |= other.looked_again
 
     def commit(self) -> None:
         """Move every staged file into place (renames need no space, so this part does not fail on a full disk)."""
@@ -409,6 +421,8 @@ class SiteWriter:
         recorded, self.manifest_digest = current.files, current.digest
         stale = sorted(set(recorded) - self._produced)
         final = {rel: digests.get(rel, "") for rel in self._produced}
+        # Every file moved into place has a ctime of now: the manifest's must be later (`missing`).
+        again = self.looked_again or bool(self._staged)
         if self._staged or stale:
             self._write_manifest({**recorded, **final, **{rel: "" for _, rel in self._staged}})
         self.commit()
@@ -419,16 +433,16 @@ class SiteWriter:
                 self.removed.append(rel)
             elif outcome == "kept":
                 final[rel] = recorded[rel]  # could not be removed: the next build tries again
-        self._write_manifest(final)
+        self._write_manifest(final, again)
         self.published = Published(final, self.manifest_digest)
         self.removed.sort()
         self.close()
 
-    def _write_manifest(self, files: Mapping[str, str]) -> None:
-        """Replace the folder's manifest atomically, unless it already holds these bytes."""
+    def _write_manifest(self, files: Mapping[str, str], again: bool = False) -> None:
+        """Replace the folder's manifest atomically, unless it already holds these bytes (`again`: even then)."""
         data = manifest_bytes(files)
         digest = hashlib.sha256(data).hexdigest()
-        if digest == self.manifest_digest:
+        if digest == self.manifest_digest and not again:
             return
         try:
             staging = self._staging()
