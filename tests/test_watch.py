@@ -244,6 +244,46 @@ def test_a_watch_without_a_fixed_clock_ages_statuses_with_the_real_clock(tmp_pat
     assert session_json(settings.out)["status"] == "unknown"  # now is long after the demo's last line
 
 
+@pytest.mark.slow
+def test_a_watch_the_os_will_not_watch_builds_every_second_says_why_and_watches_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past Linux's inotify limit (fs.inotify.max_user_watches) watchfiles raises as it sets up: the watch never built again, silently."""
+    import watchfiles
+
+    from agenthropic_site.pipeline import watch as watch_module
+
+    real_watch, refusing, refused = watchfiles.watch, threading.Event(), []
+    refusing.set()
+
+    def watch_or_refuse(*paths: Path, **options: object):
+        if refusing.is_set():
+            refused.append(paths)
+            raise OSError("OS file watch limit reached.")  # what watchfiles 1.3 raises for inotify's limit, as it starts
+        return real_watch(*paths, **options)
+
+    monkeypatch.setattr(watchfiles, "watch", watch_or_refuse)
+    monkeypatch.setattr(watch_module, "RETRY_WATCHER_SECONDS", 3, raising=False)
+    settings, state = config(tmp_path), WatchState()
+    with logged("agenthropic_site.pipeline.watch") as lines:
+        thread, stop = run_loop(settings, state)
+        try:
+            first = wait_for(lambda: session_json(settings.out), what="the first build")
+            with main_transcript(settings.corpus).open("ab") as handle:
+                handle.write(new_request_line("msg_no_watcher", 777))
+            wait_for(lambda: (session_json(settings.out) or first)["tokens"]["output"] == first["tokens"]["output"] + 777,
+                     what="the appended line, built on the timer")
+            assert refused and state.watcher_trouble == "OSError: OS file watch limit reached."
+            refusing.clear()
+            wait_for(lambda: state.watcher_trouble is None, what="the watcher tried again")
+        finally:
+            stop.set()
+            thread.join(timeout=15)
+    assert not thread.is_alive()
+    said = [line for line in lines if line.startswith("watch: ") and "watch" in line[7:]]
+    assert said == ["watch: cannot watch the corpus for changes (OSError: OS file watch limit reached.); looking every second instead "
+                    "(on Linux, a large corpus may need a higher fs.inotify.max_user_watches)",
+                    "watch: watching the corpus for changes again"], lines
+
+
 def test_a_pass_leaves_no_garbage_in_reference_cycles(tmp_path: Path) -> None:
     """A watch collects young objects in batches of 200,000 (heap.py): each build's Jinja environment, left in
     reference cycles, stayed for hundreds of passes (36 to 115 MB in 300 passes of the demo corpus)."""

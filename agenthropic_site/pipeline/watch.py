@@ -35,6 +35,10 @@ DEBOUNCE_MS = 1000
 PERIODIC_MS = 3000
 # A skipped file that stays skipped is mentioned again at most this often.
 REPEAT_SKIP_SECONDS = 300
+# When the OS watcher cannot be set up (Linux's inotify limits, fs.inotify.max_user_watches, are
+# reached on a large corpus; a watched folder vanished as it was set up), passes run on a timer,
+# paced as ever, and the watcher is tried again after this long.
+RETRY_WATCHER_SECONDS = 60
 RELOAD_STAMP = "reload.stamp"
 
 OUTCOMES = ("ingested", "unchanged", "no-corpus-root", "overlapped", "read-error", "write-error", "containment-halt", "build-error")
@@ -48,6 +52,7 @@ class WatchState:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     last: str | None = None
     skip_said: dict[str, float] = field(default_factory=dict)
+    watcher_trouble: str | None = None  # why the OS watcher could not be set up, while passes run on a timer
 
 
 def run_pass(config: BuildConfig, state: WatchState) -> str:
@@ -174,21 +179,45 @@ def watch_loop(config: BuildConfig, stop: threading.Event, on_built: Callable[[]
         try:
             for _changes in watchfiles.watch(*watched, debounce=DEBOUNCE_MS, step=QUIET_MS, stop_event=stop,
                                              rust_timeout=PERIODIC_MS, yield_on_timeout=True):
+                if state.watcher_trouble is not None:
+                    state.watcher_trouble = None
+                    log.warning("watch: watching the corpus for changes again")
                 # Changes made while this waits are gathered by watchfiles and read by this pass
                 # or, if they come after it starts, by the next one: nothing queues up.
-                if stop.wait(pacing.wait()):
-                    break
-                pacing.started()
-                outcome = run_pass(config, state)
-                pacing.finished()
-                if outcome == "ingested":
-                    on_built()
-                if watch_paths(config) != watched:
-                    break  # the corpus appeared or vanished: watch the new set of paths
-        except (OSError, RuntimeError):
-            # A watched folder vanished under the OS watcher: look again after a pause.
-            stop.wait(PERIODIC_MS / 1000)
+                if not _paced_pass(config, state, stop, pacing, on_built) or watch_paths(config) != watched:
+                    break  # stopped, or the corpus appeared or vanished: watch the new set of paths
+        except (OSError, RuntimeError) as exc:
+            # The watcher gave up as it was set up, and a build then waited for it: a watch of a
+            # corpus past the inotify limit never built again, and said nothing.
+            _build_on_a_timer(config, state, stop, pacing, on_built, watched, exc)
     return state
+
+
+def _paced_pass(config: BuildConfig, state: WatchState, stop: threading.Event, pacing: Pacing, on_built: Callable[[], None]) -> bool:
+    """Run a pass once the pacing allows it; return False (and run none) when `stop` is set meanwhile."""
+    if stop.wait(pacing.wait()):
+        return False
+    pacing.started()
+    outcome = run_pass(config, state)
+    pacing.finished()
+    if outcome == "ingested":
+        on_built()
+    return True
+
+
+def _build_on_a_timer(config: BuildConfig, state: WatchState, stop: threading.Event, pacing: Pacing, on_built: Callable[[], None],
+                      watched: list[Path], exc: Exception) -> None:
+    """Without the OS watcher, run a paced pass every second until the watcher may be tried again."""
+    trouble = f"{type(exc).__name__}: {exc}"
+    if state.watcher_trouble is None:
+        # watchfiles 1.3 says FileNotFoundError for a watched folder gone, OSError "OS file watch limit reached" for inotify's limit.
+        hint = "" if isinstance(exc, FileNotFoundError) else " (on Linux, a large corpus may need a higher fs.inotify.max_user_watches)"
+        log.warning(f"watch: cannot watch the corpus for changes ({printable(trouble)}); looking every second instead{hint}")
+    state.watcher_trouble = trouble
+    retry = time.monotonic() + RETRY_WATCHER_SECONDS
+    while time.monotonic() < retry and watch_paths(config) == watched:
+        if stop.wait(DEBOUNCE_MS / 1000) or not _paced_pass(config, state, stop, pacing, on_built):
+            return
 
 
 def serve_and_watch(config: BuildConfig, port: int) -> int:
@@ -293,4 +322,4 @@ def stopped_by_sigint(stop: threading.Event) -> Iterator[None]:
             signal.signal(signal.SIGTERM, term)
 
 
-__all__ = ["OUTCOMES", "WatchState", "run_pass", "serve_and_watch", "stopped_by_sigint", "watch_forever", "watch_loop", "watch_paths"]
+__all__ = ["OUTCOMES", "RETRY_WATCHER_SECONDS", "WatchState", "run_pass", "serve_and_watch", "stopped_by_sigint", "watch_forever", "watch_loop", "watch_paths"]
