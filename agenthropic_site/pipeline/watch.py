@@ -186,9 +186,12 @@ def watch_loop(config: BuildConfig, stop: threading.Event, on_built: Callable[[]
                 # or, if they come after it starts, by the next one: nothing queues up.
                 if not _paced_pass(config, state, stop, pacing, on_built) or watch_paths(config) != watched:
                     break  # stopped, or the corpus appeared or vanished: watch the new set of paths
+        except FileNotFoundError:
+            # A watched folder vanished as the watcher was set up (watchfiles 1.3): set it up again after a pause.
+            stop.wait(PERIODIC_MS / 1000)
         except (OSError, RuntimeError) as exc:
-            # The watcher gave up as it was set up, and a build then waited for it: a watch of a
-            # corpus past the inotify limit never built again, and said nothing.
+            # The watcher gave up as it was set up, and was set up again, and again: a watch of a
+            # corpus past the inotify limit never built after its first pass, and said nothing.
             _build_on_a_timer(config, state, stop, pacing, on_built, watched, exc)
     return state
 
@@ -210,9 +213,9 @@ def _build_on_a_timer(config: BuildConfig, state: WatchState, stop: threading.Ev
     """Without the OS watcher, run a paced pass every second until the watcher may be tried again."""
     trouble = f"{type(exc).__name__}: {exc}"
     if state.watcher_trouble is None:
-        # watchfiles 1.3 says FileNotFoundError for a watched folder gone, OSError "OS file watch limit reached" for inotify's limit.
-        hint = "" if isinstance(exc, FileNotFoundError) else " (on Linux, a large corpus may need a higher fs.inotify.max_user_watches)"
-        log.warning(f"watch: cannot watch the corpus for changes ({printable(trouble)}); looking every second instead{hint}")
+        # watchfiles 1.3 raises OSError("OS file watch limit reached. ...") for inotify's limit.
+        log.warning(f"watch: cannot watch the corpus for changes ({printable(trouble)}); looking every second instead "
+                    "(on Linux, a large corpus may need a higher fs.inotify.max_user_watches)")
     state.watcher_trouble = trouble
     retry = time.monotonic() + RETRY_WATCHER_SECONDS
     while time.monotonic() < retry and watch_paths(config) == watched:
