@@ -81,42 +81,44 @@ def _init5(self, _field0, _field1, _field2):
 
 
 def _init6(self, _field0, _field1, _field2):
-    self._field0 = _factory0() if _field0 is _FACTORY else _field0
-    self._field1 = _field1
-    self._field2 = _factory2() if _field2 is _FACTORY else _field2
-
-
-def _init7(self, _field0, _field1, _field2):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
 
 
-def _init8(self, _field0, _field1, _field2):
-    _set(self, '_field0', _factory0() if _field0 is _FACTORY else _field0)
-    _set(self, '_field1', _field1)
-    _set(self, '_field2', _field2)
-
-
-def _init9(self, _field0, _field1, _field2, _field3):
+def _init7(self, _field0, _field1, _field2, _field3):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
     self._field3 = _field3
 
 
-def _init10(self, _field0, _field1, _field2, _field3):
+def _init8(self, _field0, _field1, _field2, _field3):
     self._field0 = _factory0() if _field0 is _FACTORY else _field0
     self._field1 = _factory1() if _field1 is _FACTORY else _field1
     self._field2 = _field2
     self._field3 = _field3
 
 
-def _init11(self, _field0, _field1, _field2, _field3):
+def _init9(self, _field0, _field1, _field2, _field3):
     self._field0 = _factory0() if _field0 is _FACTORY else _field0
     self._field1 = _factory1() if _field1 is _FACTORY else _field1
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
     self._field3 = _factory3() if _field3 is _FACTORY else _field3
+
+
+def _init10(self, _field0, _field1, _field2, _field3):
+    self._field0 = _factory0() if _field0 is _FACTORY else _field0
+    self._field1 = _field1
+    self._field2 = _factory2() if _field2 is _FACTORY else _field2
+    self._field3 = _field3
+
+
+def _init11(self, _field0, _field1, _field2, _field3):
+    _set(self, '_field0', _field0)
+    _set(self, '_field1', _field1)
+    _set(self, '_field2', _field2)
+    _set(self, '_field3', _field3)
 
 
 def _init12(self, _field0, _field1, _field2, _field3):
@@ -124,14 +126,14 @@ def _init12(self, _field0, _field1, _field2, _field3):
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
     _set(self, '_field3', _field3)
+    self.__post_init__()
 
 
 def _init13(self, _field0, _field1, _field2, _field3):
-    _set(self, '_field0', _field0)
+    _set(self, '_field0', _factory0() if _field0 is _FACTORY else _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
     _set(self, '_field3', _field3)
-    self.__post_init__()
 
 
 def _init14(self, _field0, _field1, _field2, _field3, _field4):
@@ -338,23 +340,6 @@ def _init32(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
 
 
 def _init33(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13):
-    self._field0 = _field0
-    self._field1 = _field1
-    self._field2 = _factory2() if _field2 is _FACTORY else _field2
-    self._field3 = _factory3() if _field3 is _FACTORY else _field3
-    self._field4 = _factory4() if _field4 is _FACTORY else _field4
-    self._field5 = _factory5() if _field5 is _FACTORY else _field5
-    self._field6 = _field6
-    self._field7 = _field7
-    self._field8 = _field8
-    self._field9 = _factory9() if _field9 is _FACTORY else _field9
-    self._field10 = _factory10() if _field10 is _FACTORY else _field10
-    self._field11 = _field11
-    self._field12 = _factory12() if _field12 is _FACTORY else _field12
-    self._field13 = _field13
-
-
-def _init34(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -371,7 +356,7 @@ def _init34(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     _set(self, '_field13', _field13)
 
 
-def _init35(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14):
+def _init34(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _field2
@@ -387,6 +372,25 @@ def _init35(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6,
     self._field12 = _field12
     self._field13 = _field13
     self._field14 = _field14
+
+
+def _init35(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _factory2() if _field2 is _FACTORY else _field2
+    self._field3 = _factory3() if _field3 is _FACTORY else _field3
+    self._field4 = _factory4() if _field4 is _FACTORY else _field4
+    self._field5 = _factory5() if _field5 is _FACTORY else _field5
+    self._field6 = _field6
+    self._field7 = _field7
+    self._field8 = _field8
+    self._field9 = _field9
+    self._field10 = _field10
+    self._field11 = _factory11() if _field11 is _FACTORY else _field11
+    self._field12 = _factory12() if _field12 is _FACTORY else _field12
+    self._field13 = _field13
+    self._field14 = _factory14() if _field14 is _FACTORY else _field14
+    self._field15 = _field15
 
 
 def _init36(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7, _field8, _field9, _field10, _field11, _field12, _field13, _field14, _field15):
@@ -628,14 +632,14 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (2, False, (0, 1), False): _init3,
     (2, True, (), False): _init4,
     (3, False, (), False): _init5,
-    (3, False, (0, 2), False): _init6,
-    (3, True, (), False): _init7,
-    (3, True, (0,), False): _init8,
-    (4, False, (), False): _init9,
-    (4, False, (0, 1), False): _init10,
-    (4, False, (0, 1, 2, 3), False): _init11,
-    (4, True, (), False): _init12,
-    (4, True, (), True): _init13,
+    (3, True, (), False): _init6,
+    (4, False, (), False): _init7,
+    (4, False, (0, 1), False): _init8,
+    (4, False, (0, 1, 2, 3), False): _init9,
+    (4, False, (0, 2), False): _init10,
+    (4, True, (), False): _init11,
+    (4, True, (), True): _init12,
+    (4, True, (0,), False): _init13,
     (5, False, (), False): _init14,
     (5, False, (3, 4), False): _init15,
     (5, True, (), False): _init16,
@@ -655,9 +659,9 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (10, False, (4, 5, 6, 7, 9), False): _init30,
     (11, False, (8, 9, 10), False): _init31,
     (13, False, (), False): _init32,
-    (14, False, (2, 3, 4, 5, 9, 10, 12), False): _init33,
-    (14, True, (), False): _init34,
-    (15, False, (), False): _init35,
+    (14, True, (), False): _init33,
+    (15, False, (), False): _init34,
+    (16, False, (2, 3, 4, 5, 11, 12, 14), False): _init35,
     (16, True, (), False): _init36,
     (19, False, (3, 15, 17), False): _init37,
     (22, False, (16, 17, 18, 21), False): _init38,
