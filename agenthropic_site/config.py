@@ -59,6 +59,26 @@ def default_corpus_dir(env: Mapping[str, str], home: Path) -> Path:
     return home / ".claude" / "projects"
 
 
+def other_default_corpus(env: Mapping[str, str], home: Path) -> Path | None:
+    """Return the folder some Claude Code 1.0 versions wrote transcripts to, when it is there and the default corpus is in use.
+
+    Those versions moved the config folder to `$XDG_CONFIG_HOME/claude` (`~/.config/claude`), and
+    later ones moved it back (format §1.1, claude-code-log issue 62): a user of both has sessions
+    in each, and a build of the default corpus shows only the later ones.
+    """
+    if env.get("CLAUDE_CONFIG_DIR", "").strip():
+        return None
+    config_home = env.get("XDG_CONFIG_HOME", "").strip()
+    folder = (Path(config_home) if os.path.isabs(config_home) else home / ".config") / "claude" / "projects"
+    if folder == default_corpus_dir(env, home):
+        return None
+    try:
+        with os.scandir(folder) as entries:
+            return folder if any(entries) else None
+    except OSError:  # not there, not a folder, not readable
+        return None
+
+
 def default_cache_dir(env: Mapping[str, str], home: Path) -> Path:
     """Return `$AGENTHROPIC_CACHE_DIR`, else `$XDG_CACHE_HOME/agenthropic`, else `~/.cache/agenthropic`."""
     return Path(places.default_cache_dir(env, str(home)))

@@ -338,3 +338,33 @@ def test_an_empty_home_is_read_as_an_unset_one(monkeypatch: pytest.MonkeyPatch) 
         assert (config.cache, config.corpus) == (Path(expected, ".cache", "agenthropic"), Path(expected, ".claude", "projects"))
         assert spool_path() == os.path.join(expected, ".cache", "agenthropic", "hooks", "spool.jsonl")  # where the hook writes
         assert default_settings_file() == Path(expected, ".claude", "settings.json")
+
+
+def test_transcripts_where_claude_code_1_0_wrote_them_are_named_when_the_default_corpus_is_built(tmp_path: Path) -> None:
+    """Some Claude Code 1.0 versions wrote to ~/.config/claude/projects, later ones to ~/.claude/projects again: a build saw half, silently."""
+    home = tmp_path / "home"
+    older = home / ".config" / "claude" / "projects"
+    older.mkdir(parents=True)
+    env = {name: value for name, value in os.environ.items() if name not in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "SOURCE_DATE_EPOCH")}
+    env |= {"HOME": str(home), "SOURCE_DATE_EPOCH": "1780000000"}
+
+    def build_default(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "agenthropic_site", "build", "--out", str(tmp_path / "site"), *extra], capture_output=True,
+                              text=True, timeout=120, env=env, cwd=tmp_path)
+
+    said = f"notice: {older} holds Claude Code transcripts"
+    assert said not in build_default().stderr  # an empty folder holds none
+    (older / "-home-user-app").mkdir()
+    alone = build_default()
+    assert alone.returncode == 2
+    assert alone.stderr.splitlines() == [f"{said} (some 1.0 versions wrote there): build it with --corpus {older}",
+                                         f"agenthropic: corpus folder not found: {home / '.claude' / 'projects'}"]
+    (home / ".claude" / "projects").mkdir(parents=True)
+    both = build_default()
+    assert both.returncode == 0, both.stderr
+    assert f"{said} too (some 1.0 versions wrote there); this build reads {home / '.claude' / 'projects'}: build that folder with " \
+           f"--corpus {older} and an --out of its own" in both.stderr.splitlines()
+    assert said not in build_default("-q").stderr
+    assert said not in build_default("-v", "--corpus", str(home / ".claude" / "projects")).stderr  # the corpus is chosen
+    env["CLAUDE_CONFIG_DIR"] = str(home / ".claude")
+    assert said not in build_default("-v").stderr

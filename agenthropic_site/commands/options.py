@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from agenthropic_site.config import (
     default_cache_dir,
     default_corpus_dir,
     default_jobs,
+    other_default_corpus,
     resolve_now,
 )
 from agenthropic_site.places import home_folder
@@ -34,7 +36,8 @@ def corpus_options(command: argparse.ArgumentParser) -> None:
     """Add --corpus, --cache and --pricing."""
     command.add_argument(
         "--corpus", type=Path, metavar="DIR",
-        help="folder of Claude Code project folders (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+        help="folder of Claude Code project folders (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; a notice names "
+        "~/.config/claude/projects, where some Claude Code 1.0 versions wrote, when it holds anything)",
     )
     command.add_argument(
         "--cache", type=Path, metavar="DIR",
@@ -76,6 +79,13 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         jobs=getattr(args, "jobs", 1),
         tz=check_zone(getattr(args, "tz", None) or DEFAULT_TZ),
     )
+    other = other_default_corpus(env, home) if args.corpus is None else None
+    if other is not None:
+        # Said by each build that runs (the no-change answer, which loads none of this, says nothing).
+        said = (f"notice: {other} holds Claude Code transcripts too (some 1.0 versions wrote there); this build reads {config.corpus}: "
+                f"build that folder with --corpus {other} and an --out of its own") if config.corpus.is_dir() else (
+                f"notice: {other} holds Claude Code transcripts (some 1.0 versions wrote there): build it with --corpus {other}")
+        logging.getLogger(__name__).info(said)
     if config.pricing is not None and not config.pricing.is_file():
         if not config.pricing.exists():
             raise ConfigError(f"pricing file not found: {config.pricing}")
