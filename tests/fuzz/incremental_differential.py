@@ -16,8 +16,8 @@ copied into a work folder (their project folders side by side) and each step mak
 - a hook event spooled for a session (the cold build reads the same spool);
 - a transcript or such a file removed and later put back, an agent copied under a new id (a new
   agent of its session), a session copied under a new id (a replay of it), a session removed;
-- now and then, besides, a file of the live site deleted (the next build writes it again), or
-  the options of both builds changed: the clock moved on (statuses age), another --tz, --redact.
+- now and then, besides, a file of the live site deleted or changed (the next build writes it
+  again as it was), or the options of both builds changed: the clock moved on (statuses age), another --tz, --redact.
 
 After each change the live site is built again on its own cache (in this process, as `--watch`
 does, or in a new process, as a run of `agenthropic build`, drawn at random; one or two jobs), a cold
@@ -317,13 +317,29 @@ CHANGES = [_append_line] * 6 + [_complete_line] * 2 + [_cut_back, _edit_in_place
                                                     _copy_session, _remove_session]
 
 
-def _remove_a_page(site: Path, rng: random.Random) -> str:
-    """Delete one file of the live site, as a user tidying the output folder might: the next build writes it again."""
+def _a_site_file(site: Path, rng: random.Random) -> Path:
+    """Pick one file a build published in the live site."""
     # Not the folder's claim (.agenthropic-site) nor the builds' bookkeeping: without them the folder is a user's, left alone.
     files = sorted(path for path in site.rglob("*") if path.is_file() and not path.relative_to(site).parts[0].startswith(".agenthropic"))
-    target = rng.choice(files)
+    return rng.choice(files)
+
+
+def _remove_a_page(site: Path, rng: random.Random) -> str:
+    """Delete one file of the live site, as a user tidying the output folder might: the next build writes it again."""
+    target = _a_site_file(site, rng)
     target.unlink()
     return f"deleted {target.relative_to(site).as_posix()} from the live site"
+
+
+def _edit_a_page(site: Path, rng: random.Random) -> str:
+    """Change one file of the live site, as an editor or a `git checkout` there might: the next build writes it back."""
+    target = _a_site_file(site, rng)
+    edited = target.read_bytes() + b"\n<!-- edited -->\n"
+    written = (site / ".agenthropic" / "manifest").stat().st_ctime_ns
+    while True:  # a change within the file system clock's tick of the manifest's writing is not seen (docs/usage.md)
+        target.write_bytes(edited)
+        if target.stat().st_ctime_ns > written:
+            return f"edited {target.relative_to(site).as_posix()} in the live site"
 
 
 @dataclasses.dataclass
@@ -462,6 +478,8 @@ def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: in
             said.append(corpus.change())
         if rng.random() < 0.05:
             said.append(_remove_a_page(live_out, rng))
+        if rng.random() < 0.05:
+            said.append(_edit_a_page(live_out, rng))
         restart = rng.random() < 0.1
         if restart:
             said.append(options.change(rng))
