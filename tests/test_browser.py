@@ -295,9 +295,10 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    said = (tmp_path / "stderr").open("w")
     process = subprocess.Popen([sys.executable, "-m", "agenthropic_site", "build", "--watch", "--serve", "--port", str(port),
                                 "--corpus", str(corpus), "--out", str(out), "--cache", str(cache), "--now", DEMO_NOW, "-q"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=said)
     try:
         page = context.new_page()
         errors: list[str] = []
@@ -351,6 +352,9 @@ def test_a_served_page_reloads_itself_after_a_build(context, tmp_path: Path) -> 
         assert errors == []
     finally:
         stop_with_sigint(process)
+        said.close()
+    # -q prints only errors: livereload printed its own lines ("Browser Connected: <page>", "Reload 1 waiters: <the cache's stamp>").
+    assert (tmp_path / "stderr").read_text() == ""
 
 
 def test_demo_transcripts_read_like_what_happened(demo_site: Path, context) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from collections.abc import Callable
@@ -54,6 +55,13 @@ def local_server(sockets: list, port: int, app: Callable) -> livereload.Server:
             return super().find_handler(request, **kwargs)
 
     class LocalServer(Server):
+        def _setup_logging(self) -> None:
+            # livereload's own sets its logger to INFO with a handler of its own: "Serving on",
+            # "Start watching changes", then "Browser Connected: <page>" for each page opened and
+            # "Reload 1 waiters: <the stamp in the cache folder>" at every build, even with -q. A
+            # watch prints only changes and trouble: its warnings and errors still reach stderr.
+            logging.getLogger("livereload").setLevel(logging.WARNING)
+
         def application(self, port: int, host: str, liveport: int | None = None, debug: bool | None = None, live_css: bool = True) -> None:
             LiveReloadHandler.watcher, LiveReloadHandler.live_css = self.watcher, live_css
             # livereload drops a change seen within 3 s of the last reload ("too many files at
