@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agenthropic_site.audit.archive import MANIFEST, ArchiveError, read_snapshot, read_tree, snapshot_site
+from agenthropic_site.audit.compare import is_session_json
 from agenthropic_site.cli import main
 from conftest import tree_bytes
 
@@ -127,6 +128,16 @@ def test_untrusted_snapshot_members_are_refused(tmp_path: Path, member: tuple[ta
     assert capsys.readouterr().err.count("\n") == 1
 
 
+def test_a_tree_read_for_a_diff_keeps_only_the_sessions_json_whole(demo_site: Path, tmp_path: Path) -> None:
+    """A diff held both trees whole (248 MB for two sites of 120 MB): it reads the sessions' JSON, and compares the rest by digest."""
+    snapshot_site(demo_site, tmp_path / "s.tar.gz")
+    for source in (demo_site, tmp_path / "s.tar.gz"):
+        whole, read = read_tree(source), read_tree(source, is_session_json)
+        assert set(read) == set(whole) and any(is_session_json(rel) for rel in read), source
+        for rel, data in read.items():
+            assert data == (whole[rel] if is_session_json(rel) else hashlib.sha256(whole[rel]).digest()), (source, rel)
+
+
 def test_a_snapshot_that_does_not_match_its_manifest_is_refused(demo_site: Path, tmp_path: Path) -> None:
     good = tmp_path / "good.tar.gz"
     snapshot_site(demo_site, good)
@@ -135,6 +146,8 @@ def test_a_snapshot_that_does_not_match_its_manifest_is_refused(demo_site: Path,
     tampered = [(m, b"<p>changed</p>" if m.name == "index.html" else data) for m, data in members]
     with pytest.raises(ArchiveError, match="manifest"):
         read_tree(hostile(tmp_path / "tampered.tar.gz", *tampered))
+    with pytest.raises(ArchiveError, match="manifest"):  # as a diff reads it: index.html kept as its digest only
+        read_tree(tmp_path / "tampered.tar.gz", is_session_json)
     with pytest.raises(ArchiveError, match="not a readable snapshot"):
         (tmp_path / "junk.tar.gz").write_bytes(b"not a tar")
         read_tree(tmp_path / "junk.tar.gz")

@@ -146,11 +146,16 @@ def session_side(rel: str, data: bytes) -> SessionSide:
         raise DiffError(f"{rel} is not a session's JSON ({exc})") from None
 
 
+def is_session_json(rel: str) -> bool:
+    """Tell whether a site's file is a session's JSON (`data/sessions/<session>.json`): what a diff reads of a tree besides paths."""
+    return rel.startswith(SESSION_PREFIX) and rel.endswith(SESSION_SUFFIX) and "/" not in rel[len(SESSION_PREFIX):]
+
+
 def session_changes(a: Mapping[str, bytes], b: Mapping[str, bytes], delta: TreeDelta) -> list[SessionChange]:
     """Return every session whose JSON was added, removed or changed, most significant first."""
     changes = []
     for rel in delta.added + delta.removed + delta.changed:
-        if not (rel.startswith(SESSION_PREFIX) and rel.endswith(SESSION_SUFFIX) and "/" not in rel[len(SESSION_PREFIX):]):
+        if not is_session_json(rel):
             continue
         session_id = rel[len(SESSION_PREFIX) : -len(SESSION_SUFFIX)]
         side_a = session_side(rel, a[rel]) if rel in a else None

@@ -31,10 +31,11 @@ def run_diff(args: argparse.Namespace) -> int:
     """Print the differences between two builds; return 0 identical, 1 different, 2 error."""
     # Imported here: every command's options are registered on each start, `build` included.
     from agenthropic_site.audit.archive import ArchiveError, read_tree
-    from agenthropic_site.audit.compare import DiffError, diff_json, diff_text, session_changes, tree_delta
+    from agenthropic_site.audit.compare import DiffError, diff_json, diff_text, is_session_json, session_changes, tree_delta
 
     try:
-        a, b = read_tree(args.a), read_tree(args.b)
+        # Only the sessions' JSON is read for what it says; every other file is compared by its digest.
+        a, b = read_tree(args.a, is_session_json), read_tree(args.b, is_session_json)
         delta = tree_delta(a, b)
         sessions = session_changes(a, b, delta)
     except (ArchiveError, DiffError) as exc:
