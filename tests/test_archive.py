@@ -63,9 +63,33 @@ def test_a_snapshot_round_trips(demo_site: Path, tmp_path: Path) -> None:
 
 
 def test_a_redaction_pass_maps_bytes_before_archiving(demo_site: Path, tmp_path: Path) -> None:
-    files = snapshot_site(demo_site, tmp_path / "r.tar.gz", redact=lambda rel, data: data.replace(b"api-server", b"[project]"))
-    assert read_snapshot(tmp_path / "r.tar.gz") == files
+    def mask(rel: str, data: bytes) -> bytes:
+        return data.replace(b"api-server", b"[project]")
+
+    listed = snapshot_site(demo_site, tmp_path / "r.tar.gz", redact=mask)
+    files = read_snapshot(tmp_path / "r.tar.gz")
+    assert files == {rel: mask(rel, data) for rel, data in tree_bytes(demo_site).items()}
+    assert listed == {rel: (len(data), hashlib.sha256(data).hexdigest()) for rel, data in files.items()}
+    assert any(b"api-server" in data for data in tree_bytes(demo_site).values())
     assert all(b"api-server" not in data for data in files.values())
+
+
+def test_a_site_file_changed_while_it_is_archived_writes_no_snapshot(demo_site: Path, tmp_path: Path) -> None:
+    """The files are read twice (the manifest, which names their digests, comes first): a change between the two is refused."""
+    site = tmp_path / "site"
+    shutil.copytree(demo_site, site)
+    count, read = len(tree_bytes(site)), []
+
+    def edit_once_read(rel: str, data: bytes) -> bytes:  # called as each file is first read; the last one edits the first
+        read.append(rel)
+        if len(read) == count:
+            (site / read[0]).write_bytes(b"changed meanwhile")
+        return data
+
+    with pytest.raises(ArchiveError) as refused:
+        snapshot_site(site, tmp_path / "s.tar.gz", redact=edit_once_read)
+    assert str(refused.value) == f"{read[0]} in the site folder changed while it was archived; nothing was written"
+    assert not (tmp_path / "s.tar.gz").exists() and not list(tmp_path.glob(".tmp-*"))
 
 
 def test_refuses_a_folder_without_the_marker_and_an_archive_inside_the_site(demo_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,8 @@ import stat
 import tarfile
 import tempfile
 from pathlib import Path
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 
 import orjson
 
@@ -84,6 +85,13 @@ def read_site(site: Path, whole: Whole = None) -> dict[str, bytes]:
     running build has staged) is not part of the site and is never read. `whole`: which files are
     kept whole; the others are kept as their SHA-256 digest.
     """
+    with site_files(site) as listed:
+        return {rel: kept(rel, _read_file(site, rel, path), whole) for rel, path in listed}
+
+
+@contextmanager
+def site_files(site: Path) -> Iterator[list[tuple[str, str]]]:
+    """List a site folder's files, sorted by their relative paths, holding the site so that no build publishes meanwhile."""
     if not site.is_dir():
         raise ArchiveError(f"site folder not found: {site}")
     try:
@@ -98,13 +106,14 @@ def read_site(site: Path, whole: Whole = None) -> dict[str, bytes]:
 
     try:
         with site_lock(site, False):
-            return _read_site_files(site, fail, whole)
+            yield _listed(site, fail)
     except OSError as exc:
         raise ArchiveError(f"cannot read the site folder: {exc.filename}: {exc.strerror}") from None
 
 
-def _read_site_files(site: Path, fail: Callable[[OSError], None], whole: Whole) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
+def _listed(site: Path, fail: Callable[[OSError], None]) -> list[tuple[str, str]]:
+    """Return (relative path, path) of every regular file of the site, refusing links, special files and names a snapshot cannot hold."""
+    files: list[tuple[str, str]] = []
     for folder, dirnames, filenames in os.walk(site, onerror=fail):
         if folder == str(site):
             dirnames[:] = [name for name in dirnames if name != STATE]
@@ -118,14 +127,22 @@ def _read_site_files(site: Path, fail: Callable[[OSError], None], whole: Whole) 
                 raise ArchiveError(f"the site folder holds a file whose name a snapshot cannot hold: {rel!r}")
             try:
                 mode = os.lstat(path).st_mode
-                if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                    raise ArchiveError(f"the site folder holds a link or special file: {rel}")
-                if stat.S_ISREG(mode):
-                    with open(path, "rb", opener=_no_follow) as handle:
-                        files[rel] = kept(rel, handle.read(), whole)
             except OSError as exc:
                 raise ArchiveError(f"cannot read {rel} in the site folder: {exc.strerror or exc}") from None
-    return dict(sorted(files.items()))
+            if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                raise ArchiveError(f"the site folder holds a link or special file: {rel}")
+            if stat.S_ISREG(mode):
+                files.append((rel, path))
+    return sorted(files)
+
+
+def _read_file(site: Path, rel: str, path: str) -> bytes:
+    """Return the bytes of a file the listing found (never through a link swapped in since)."""
+    try:
+        with open(path, "rb", opener=_no_follow) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ArchiveError(f"cannot read {rel} in the site folder: {exc.strerror or exc}") from None
 
 
 def _no_follow(path: str, flags: int) -> int:
@@ -133,19 +150,16 @@ def _no_follow(path: str, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
 
 
-def manifest_bytes(files: Mapping[str, bytes], redactions: Mapping[str, int] | None = None) -> bytes:
-    """Return the manifest: path, size and SHA-256 of every file, sorted, and the masks made by kind
-    (`redactions`, null when the files were not redacted), as JSON with sorted keys."""
-    entries = [{"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)} for rel, data in sorted(files.items())]
-    document = {"files": entries, "format": MANIFEST_FORMAT, "redactions": None if redactions is None else dict(redactions)}
+def manifest_bytes(entries: Mapping[str, tuple[int, str]], redactions: Mapping[str, int] | None = None) -> bytes:
+    """Return the manifest: path, size and SHA-256 of every file (`entries`), sorted, and the masks made by
+    kind (`redactions`, null when the files were not redacted), as JSON with sorted keys."""
+    listed = [{"path": rel, "sha256": digest, "size": size} for rel, (size, digest) in sorted(entries.items())]
+    document = {"files": listed, "format": MANIFEST_FORMAT, "redactions": None if redactions is None else dict(redactions)}
     return orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
 
 
-def write_snapshot(files: Mapping[str, bytes], out: Path, mtime: int = 0, redactions: Mapping[str, int] | None = None) -> None:
-    """Write the files and their manifest as a deterministic tar.gz, replacing `out` atomically."""
-    if MANIFEST in files:
-        raise ArchiveError(f"the site has a file named {MANIFEST}, which the snapshot needs for its manifest")
-    members = [(MANIFEST, manifest_bytes(files, redactions)), *sorted(files.items())]
+def write_snapshot(members: Iterable[tuple[str, bytes]], out: Path, mtime: int = 0) -> None:
+    """Write the members (the manifest first), taken one at a time, as a deterministic tar.gz, replacing `out` atomically."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=out.parent, prefix=".tmp-", suffix=".part")
@@ -183,16 +197,38 @@ def _member(rel: str, size: int, mtime: int) -> tarfile.TarInfo:
 
 def snapshot_site(
     site: Path, out: Path, *, mtime: int = 0, redact: Redactor | None = None, counts: Callable[[], Mapping[str, int]] | None = None
-) -> dict[str, bytes]:
-    """Archive a built site into `out` (mapped through `redact` when given); return what was archived.
+) -> dict[str, tuple[int, str]]:
+    """Archive a built site into `out` (mapped through `redact` when given); return the size and SHA-256 of each file archived.
 
-    `counts`, called once every file is mapped, gives the masks made by kind for the manifest.
+    `counts`, called once every file is mapped, gives the masks made by kind for the manifest. The
+    manifest comes first in the archive and names every file's digest, so the files are read twice,
+    one at a time: a site was held whole in memory (144 MB for a site of 120 MB). Only the files the
+    mapping changed (those with a credential in them) are kept between the two readings.
     """
-    files = read_site(site)
-    if redact is not None:
-        files = {rel: redact(rel, data) for rel, data in files.items()}
-    write_snapshot(files, out, mtime, counts() if counts is not None else None)
-    return files
+    with site_files(site) as listed:
+        if any(rel == MANIFEST for rel, _ in listed):
+            raise ArchiveError(f"the site has a file named {MANIFEST}, which the snapshot needs for its manifest")
+        entries: dict[str, tuple[int, str]] = {}
+        mapped: dict[str, bytes] = {}
+        for rel, path in listed:
+            data = _read_file(site, rel, path)
+            archived = data if redact is None else redact(rel, data)
+            if archived != data:
+                mapped[rel] = archived
+            entries[rel] = (len(archived), hashlib.sha256(archived).hexdigest())
+
+        def members() -> Iterator[tuple[str, bytes]]:
+            yield MANIFEST, manifest_bytes(entries, counts() if counts is not None else None)
+            for rel, path in listed:
+                data = mapped.pop(rel, None)
+                if data is None:
+                    data = _read_file(site, rel, path)
+                    if (len(data), hashlib.sha256(data).hexdigest()) != entries[rel]:
+                        raise ArchiveError(f"{rel} in the site folder changed while it was archived; nothing was written")
+                yield rel, data
+
+        write_snapshot(members(), out, mtime)
+    return entries
 
 
 def read_snapshot(path: Path, whole: Whole = None) -> dict[str, bytes]:
