@@ -48,7 +48,7 @@ def test_a_failed_write_keeps_the_previous_site(demo_corpus: Path, tmp_path: Pat
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_first_build_that_fails_leaves_no_empty_folders(demo_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          jobs: str) -> None:
+                                                          capsys: pytest.CaptureFixture[str], jobs: str) -> None:
     """Pages' folders are made as they are rendered: a failed first build left them all, empty (52 after a theme fault)."""
     out, cache = tmp_path / "site", tmp_path / "cache"
     (out / "notes").mkdir(parents=True)
@@ -59,6 +59,8 @@ def test_a_first_build_that_fails_leaves_no_empty_folders(demo_corpus: Path, tmp
     (out / ".agenthropic-site").write_text("")  # an output folder the user made ours
     fail_after(monkeypatch, 40, errno.ENOSPC)
     assert build(demo_corpus, out, cache, "--jobs", jobs) == 1
+    said = capsys.readouterr().err
+    assert "; nothing was published" in said and "previous site" not in said, said  # there was none
     left = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if not path.relative_to(out).as_posix().startswith(".agenthropic/"))
     assert left == [".agenthropic", ".agenthropic-site", ".git", ".git/refs", ".git/refs/tags", "empty-of-mine", "notes", "notes/mine.txt",
                     "sessions", "sessions/.keep"], left

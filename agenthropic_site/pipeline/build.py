@@ -24,7 +24,7 @@ from agenthropic_site.pipeline.viewing import views_in_workers
 from agenthropic_site.places import dot_on_path
 from agenthropic_site.render.folders import OpenFolders, missing_files
 from agenthropic_site.render.manifest import Published, read_manifest
-from agenthropic_site.render.writer import SiteWriter, prepare_output, site_lock
+from agenthropic_site.render.writer import OutputError, SiteWriter, prepare_output, site_lock
 
 log = logging.getLogger(__name__)
 
@@ -112,16 +112,21 @@ def _build_with_cache(
         seen_missing = stamp.kept_missing(config.out, published.digest)
         if seen_missing is not None:
             log.debug(f"a process aside looked at the {len(published.files)} files the last build published: {len(seen_missing)} missing")
-        writer = SiteWriter.begin(config.out, published, seen_missing)
+        writer: SiteWriter | None = None
         try:
+            writer = SiteWriter.begin(config.out, published, seen_missing)
             # Its pages were all made by this code and these options when this cache last built the folder as it is:
             # a page rendered again may take its unchanged messages from it (render/reader.py Layout.reuse).
             rendered = render_from_cache(model, cache, writer, config, prices, alone, reuse_published=same_inputs)
             result.pages_rendered = rendered.stats.rendered
             with site_lock(config.out, True):
                 writer.finish(rendered.digests)
-        except BaseException:
-            writer.abort()
+        except BaseException as exc:
+            if writer is not None:
+                writer.abort()
+            if isinstance(exc, OutputError):
+                # No manifest at all (not a damaged one, nor one behind a link): no build published there.
+                exc.site_before = published.digest is not None or published.damaged
             raise
         if writer.published is not None:
             _remembered(config.out, writer.published)

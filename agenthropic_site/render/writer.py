@@ -35,10 +35,13 @@ class OutputError(UserError):
     """The output folder cannot be written (exit code 1, previous site left as it was)."""
 
     exit_code = EXIT_FAILURES
+    site_before = True  # the folder held a site this build would have replaced (pipeline/build.py says when not)
 
     def line(self) -> str:
         """Say that nothing was lost."""
-        return f"agenthropic: {self}; the previous site was left as it was"
+        # A first build has no previous site to speak of.
+        kept = "the previous site was left as it was" if self.site_before else "nothing was published"
+        return f"agenthropic: {self}; {kept}"
 
 
 def has_marker(folder: Path) -> bool:
