@@ -86,7 +86,7 @@ def read_site(site: Path, whole: Whole = None) -> dict[str, bytes]:
     kept whole; the others are kept as their SHA-256 digest.
     """
     with site_files(site) as listed:
-        return {rel: kept(rel, _read_file(site, rel, path), whole) for rel, path in listed}
+        return {rel: kept(rel, _read_file(rel, path), whole) for rel, path in listed}
 
 
 @contextmanager
@@ -136,7 +136,7 @@ def _listed(site: Path, fail: Callable[[OSError], None]) -> list[tuple[str, str]
     return sorted(files)
 
 
-def _read_file(site: Path, rel: str, path: str) -> bytes:
+def _read_file(rel: str, path: str) -> bytes:
     """Return the bytes of a file the listing found (never through a link swapped in since)."""
     try:
         with open(path, "rb", opener=_no_follow) as handle:
@@ -211,7 +211,7 @@ def snapshot_site(
         entries: dict[str, tuple[int, str]] = {}
         mapped: dict[str, bytes] = {}
         for rel, path in listed:
-            data = _read_file(site, rel, path)
+            data = _read_file(rel, path)
             archived = data if redact is None else redact(rel, data)
             if archived != data:
                 mapped[rel] = archived
@@ -222,7 +222,7 @@ def snapshot_site(
             for rel, path in listed:
                 data = mapped.pop(rel, None)
                 if data is None:
-                    data = _read_file(site, rel, path)
+                    data = _read_file(rel, path)
                     if (len(data), hashlib.sha256(data).hexdigest()) != entries[rel]:
                         raise ArchiveError(f"{rel} in the site folder changed while it was archived; nothing was written")
                 yield rel, data
