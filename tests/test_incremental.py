@@ -11,15 +11,18 @@ import sqlite3
 import subprocess
 import sys
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
+from agenthropic_site.model import views
 from agenthropic_site.pipeline import parsing, stamp
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
+from agenthropic_site.render import site as render_site
 from agenthropic_site.config import BuildConfig, parse_instant
 from conftest import DEMO_CORPUS, DEMO_NOW, fuzz_harness, plain_copy, tree_bytes
 from records import OTHER_SID, SID, assistant, usage, user, write
@@ -56,6 +59,28 @@ def test_cut_mid_line_then_completed_equals_the_whole_file(demo_corpus: Path, tm
     second = run_build(live)
     assert second.parsed == 1  # only the appended session is read again
     assert_equals_cold_build(demo_corpus, tmp_path / "live", tmp_path)
+
+
+def test_progress_counts_the_sessions_rendered_not_those_looked_at(
+    demo_corpus: Path, tmp_path: Path, said: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A line every 4 sessions rendered, batches of 2: the 21 demo sessions stand for thousands.
+    monkeypatch.setattr(render_site, "PROGRESS_EVERY", 4)
+    monkeypatch.setattr(views, "VIEW_BATCH", 2)
+    path = main_file(demo_corpus)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: whole.rfind(b"\n", 0, len(whole) // 2) + 1])
+    live = replace(config(demo_corpus, tmp_path / "site", tmp_path / "cache"), jobs=1)
+    run_build(live)
+    progress = [line for line in said if line.startswith("rendered the pages of")]
+    assert progress[0] == "rendered the pages of 4 sessions (4/21 looked at)"
+    assert len(progress) == 21 // 4
+    said.clear()
+    with path.open("ab") as handle:
+        handle.write(whole[len(path.read_bytes()) :])
+    assert run_build(live).parsed == 1
+    # Every session's inputs were looked at, one session's pages rendered: no progress to tell.
+    assert [line for line in said if line.startswith("rendered")] == []
 
 
 def test_a_build_decodes_only_the_summaries_that_changed_since_the_last_in_its_process(

@@ -292,8 +292,8 @@ class Renderer:
         rel = f"sessions/{summary.session_id}/index.html"
         return self.previous.get(rel) != self._output_digest(rel, *self._session_inputs(summary))
 
-    def render_batch(self, batch: list[str]) -> None:
-        """Render the outputs of a batch of sessions whose inputs changed, loading only their views.
+    def render_batch(self, batch: list[str]) -> int:
+        """Render the outputs of a batch of sessions whose inputs changed, loading only their views; return how many.
 
         A session's JSON and page are judged by their inputs; the pages of its transcripts are
         judged by their own bytes, so a session whose inputs did not change keeps every file it
@@ -323,7 +323,7 @@ class Renderer:
         todo = uncached_sources([source for source in sources.values() if source], self._svg)
         if not todo:
             self._render_work(work, sources)
-            return
+            return len(sources)
         from concurrent.futures import ThreadPoolExecutor  # loaded only by a build that draws a graph
 
         with ThreadPoolExecutor(max_workers=1) as drawer:
@@ -335,6 +335,7 @@ class Renderer:
             finally:
                 self._drawing = None
             drawing.result()  # what drawing them raised, when no page waited for them
+        return len(sources)
 
     def _render_work(self, work: list[tuple[SessionView, bool, Redactor | None]], sources: dict[str, str | None]) -> None:
         """Render the sessions of a batch whose pages changed; count the masks of the others (--redact)."""

@@ -179,9 +179,12 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
                 if result is not None:
                     merge(renderer, result)
         return
-    rendered = 0
+    # Progress counts the sessions whose pages were rendered: an append to one of 5,000 sessions
+    # looks at every session's inputs but renders one, and says nothing.
+    rendered = looked = 0
     for batch in batches:
-        renderer.render_batch(batch)
-        rendered += len(batch)
-        if len(ids) >= PROGRESS_EVERY and rendered // PROGRESS_EVERY > (rendered - len(batch)) // PROGRESS_EVERY:
-            log.info(f"rendered pages of {rendered}/{len(ids)} sessions")
+        done = renderer.render_batch(batch)
+        rendered += done
+        looked += len(batch)
+        if rendered // PROGRESS_EVERY > (rendered - done) // PROGRESS_EVERY:
+            log.info(f"rendered the pages of {rendered} sessions ({looked}/{len(ids)} looked at)")
