@@ -128,6 +128,51 @@ def test_sortable_table_reorders_rows_from_file_url(demo_site: Path, context) ->
     assert opened.problems == []
 
 
+
+def test_times_and_durations_sort_by_their_values_with_unknown_ones_last(demo_site: Path, context) -> None:
+    # The demo project with the most sessions: its durations run from seconds to days.
+    pages = sorted(demo_site.glob("projects/*/index.html"), key=lambda path: (-path.read_text().count("<tr>"), path.name))
+    opened = Opened(context, pages[0])
+    table = opened.page.locator("table.sortable").last
+
+    def keys(index: int) -> list[str]:
+        return table.evaluate(f"t => Array.from(t.tBodies[0].rows, r => r.cells[{index}].getAttribute('data-sort'))")
+
+    for name in ("Start", "Duration"):
+        header = table.locator("thead th", has_text=name)
+        index = header.evaluate("th => th.cellIndex")
+        known = [int(key) for key in keys(index) if key]
+        unknown = keys(index).count("")
+        assert len(set(known)) > 3 and known != sorted(known), name
+        header.click()
+        assert keys(index) == [str(key) for key in sorted(known)] + [""] * unknown, name
+        header.click()
+        assert keys(index) == [str(key) for key in sorted(known, reverse=True)] + [""] * unknown, name
+    assert opened.problems == []
+
+
+def test_a_column_without_keys_sorts_numbers_as_numbers_then_words_then_unknown_values(demo_site: Path, context, tmp_path: Path) -> None:
+    # A theme's table that gives no data-sort: the default script still orders it sensibly.
+    texts = ["1,234", "abc", "\u2014", "999", "2026-07-26 12:48", "12.5", "", "2026-01-03 09:00", "-3"]
+    rows = "".join(f"<tr><td>{text}</td></tr>" for text in texts)
+    page_file = tmp_path / "table.html"
+    page_file.write_text(
+        f'<!doctype html><meta charset="utf-8"><table class="sortable"><thead><tr><th>Value</th></tr></thead><tbody>{rows}</tbody></table>'
+        f'<script src="{(demo_site / "static" / "site.js").as_uri()}"></script>',
+        encoding="utf-8",
+    )
+    opened = Opened(context, page_file)
+    table = opened.page.locator("table.sortable")
+
+    def column() -> list[str]:
+        return table.evaluate("t => Array.from(t.tBodies[0].rows, r => r.cells[0].textContent)")
+
+    table.locator("th").click()
+    assert column() == ["-3", "12.5", "999", "1,234", "2026-01-03 09:00", "2026-07-26 12:48", "abc", "", "\u2014"]
+    table.locator("th").click()
+    assert column() == ["abc", "2026-07-26 12:48", "2026-01-03 09:00", "1,234", "999", "12.5", "-3", "\u2014", ""]
+    assert opened.problems == []
+
 def test_the_session_filter_hides_rows(demo_site: Path, context) -> None:
     opened = Opened(context, demo_site / "index.html")
     page = opened.page

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agenthropic_site.model.views import AgentView, SessionSummary
 from agenthropic_site.parse.model import Tokens
-from agenthropic_site.render.formats import short_time, thousands, usd
+from agenthropic_site.render.formats import epoch_ms, short_time, thousands, usd
 from agenthropic_site.render.labels import linked_by
 from agenthropic_site.render.rows import agent_rows, session_rows, status_badge
 
@@ -37,7 +37,7 @@ ROWS = BADGE + """<tbody>
 <tr data-session="{{ session.session_id }}">
   <td class="col-title"><a href="{{ root }}sessions/{{ session.session_id }}/index.html">{{ session.title or session.session_id }}</a></td>
   <td class="col-project">{{ session.cwd or session.project }}</td>
-  <td class="col-date">{{ session.started_at | short_time }}</td>
+  <td class="col-date" data-sort="{{ session.started_at | epoch_ms }}">{{ session.started_at | short_time }}</td>
   <td class="col-status">{{ status_badge(session.status, session.ended_at) }}</td>
   <td class="num col-tokens" data-sort="{{ session.tokens.total }}">\
 {% if session.excluded_reason %}—{% else %}{{ session.tokens.total | thousands }}{% endif %}</td>
@@ -67,7 +67,7 @@ def summaries(draw: st.DrawFn) -> SessionSummary:
 
 def _environment(zone: tzinfo) -> jinja2.Environment:
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(usd=usd, thousands=thousands, short_time=functools.partial(short_time, zone=zone))
+    env.filters.update(usd=usd, thousands=thousands, short_time=functools.partial(short_time, zone=zone), epoch_ms=epoch_ms)
     return env
 
 

@@ -21,7 +21,7 @@ from agenthropic_site.model import corpus_usage as usage_module
 from agenthropic_site.model.usage import UsageRequest, Window, block_starts, usage_windows
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.parse.model import Tokens
-from agenthropic_site.render.formats import short_time
+from agenthropic_site.render.formats import duration, duration_seconds, epoch_ms, short_time
 from agenthropic_site.render.usage import TABLE_ROWS
 from conftest import DEMO_CORPUS, DEMO_EXPECTED, DEMO_NOW, build
 from test_incremental import SESSION
@@ -258,6 +258,34 @@ def test_short_time_in_utc_shows_what_parsing_and_formatting_would(parts: tuple[
     assert short_time(instant) == parsed_and_formatted(instant)
 
 
+@settings(max_examples=400, deadline=None)
+@given(instant_parts, instant_parts)
+def test_sort_keys_order_instants_as_time_does_and_leave_the_unknown_empty(first: tuple[str, ...], second: tuple[str, ...]) -> None:
+    # A sortable column's key: what parses is ordered by the instant, whatever its offset; the rest is "".
+    instants = ["{}-{}-{}T{}:{}{}{}".format(*parts) for parts in (first, second)]
+    moments = []
+    for instant in instants:
+        try:
+            moment = datetime.fromisoformat(instant)
+            moments.append((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+        except ValueError:
+            moments.append(None)
+    keys = [epoch_ms(instant) for instant in instants]
+    for key, moment in zip(keys, moments, strict=True):
+        assert (key == "") == (moment is None)
+    if None not in moments and moments[0] != moments[1]:
+        assert (int(keys[0]) < int(keys[1])) == (moments[0] < moments[1])
+
+
+def test_duration_keys_are_the_seconds_the_duration_shows() -> None:
+    start = "2026-07-26T12:48:57.526Z"
+    for end, shown, seconds in (("2026-07-26T18:37:01.000Z", "5h 48m", 20883), ("2026-07-26T12:49:02.000+00:00", "0m 04s", 4),
+                                ("2026-07-26T12:00:00.000Z", "0m 00s", 0)):
+        assert (duration(start, end), duration_seconds(start, end)) == (shown, str(seconds))
+    assert (duration(start, None), duration_seconds(None, start), epoch_ms(None), epoch_ms("")) == ("—", "", "", "")
+    assert epoch_ms("1970-01-01T00:00:01.5Z") == "1500" and epoch_ms("1970-01-01T02:00:00+02:00") == "0"
+
+
 def test_every_page_states_the_zone_and_shows_times_in_it(zoned_site: tuple[str, Path]) -> None:
     """The footer of every page names the zone; a session's start on the index is shown in it."""
     tz, site = zoned_site
@@ -268,7 +296,8 @@ def test_every_page_states_the_zone_and_shows_times_in_it(zoned_site: tuple[str,
     index = (site / "index.html").read_text(encoding="utf-8")
     started = json.loads((site / "data" / "index.json").read_bytes())["sessions"][0]["started_at"]
     local = datetime.fromisoformat(started).astimezone(ZoneInfo(tz))
-    assert f'<td class="col-date">{local:%Y-%m-%d %H:%M}</td>' in index
+    # Its sort key is the instant, whatever the zone it is shown in.
+    assert f'<td class="col-date" data-sort="{round(local.timestamp() * 1000)}">{local:%Y-%m-%d %H:%M}</td>' in index
 
 
 def test_the_index_shows_bounded_tables_and_marks_the_busiest_block(zoned_site: tuple[str, Path]) -> None:

@@ -53,12 +53,35 @@ def short_time(instant: str | None, zone: tzinfo = UTC) -> str:
         return f"{instant[:10]} {instant[11:16]}"
 
 
+def epoch_ms(instant: str | None) -> str:
+    """Return an ISO instant as milliseconds since 1970, a sortable column's key; empty when it is not an instant."""
+    if not instant:
+        return ""
+    try:
+        moment = datetime.fromisoformat(instant)
+        return str(round((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000))
+    except (ValueError, OverflowError):
+        return ""
+
+
+def duration_seconds(start: str | None, end: str | None) -> str:
+    """Return the whole seconds between two ISO instants (never below 0), a sortable column's key; empty when unknown."""
+    if not start or not end:
+        return ""
+    return str(_seconds_between(start, end))
+
+
+def _seconds_between(start: str, end: str) -> int:
+    """Return the whole seconds from one ISO instant to a later one, 0 when it is earlier."""
+    seconds = int((datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds())
+    return max(seconds, 0)
+
+
 def duration(start: str | None, end: str | None) -> str:
     """Show the time between two ISO instants as `1h 02m` or `3m 05s`."""
     if not start or not end:
         return "—"
-    seconds = int((datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds())
-    hours, rest = divmod(max(seconds, 0), 3600)
+    hours, rest = divmod(_seconds_between(start, end), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
 

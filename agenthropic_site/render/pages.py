@@ -27,7 +27,7 @@ from agenthropic_site.records import record_class
 from agenthropic_site.render.charts import session_context_chart, step_chart, weeks_charts
 from agenthropic_site.render.data import dump, session_json
 from agenthropic_site.render.facts import FACTS_MIN_MESSAGES, TranscriptRead, counted_in, facts_count, pack_facts, read_by_facts, row_ends
-from agenthropic_site.render.formats import duration, fine_usd, markdown, short_time, signed_usd, thousands, usd
+from agenthropic_site.render.formats import duration, duration_seconds, epoch_ms, fine_usd, markdown, short_time, signed_usd, thousands, usd
 from agenthropic_site.render.labels import linked_by, node_label, node_tooltip
 from agenthropic_site.render.rows import agent_rows, status_badge
 from agenthropic_site.render.reader import (
@@ -102,8 +102,8 @@ def site_environment(dirs: list[Path], bytecode_dir: Path | None, zone: tzinfo) 
     """Return the site's Jinja environment: the theme's templates with the site's filters and globals."""
     env = environment(dirs, bytecode_dir)
     env.filters.update(usd=usd, signed_usd=signed_usd, fine_usd=fine_usd, thousands=thousands, markdown=markdown, linked_by=linked_by,
-                       short_time=functools.partial(short_time, zone=zone))
-    env.globals.update(duration=duration, version=__version__, outline_max=OUTLINE_MAX, status_badge_html=status_badge)
+                       short_time=functools.partial(short_time, zone=zone), epoch_ms=epoch_ms)
+    env.globals.update(duration=duration, duration_seconds=duration_seconds, version=__version__, outline_max=OUTLINE_MAX, status_badge_html=status_badge)
     # What the insight sections compute from the model while a page renders (model/insights.py).
     env.globals.update(session_context_chart=session_context_chart, weeks_charts=weeks_charts, weekly=weekly, most_expensive=most_expensive,
                        cache_efficiency=cache_efficiency, tool_totals=tool_totals, mcp_servers=mcp_servers, largest_requests=largest_requests)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from markupsafe import Markup
 
 from agenthropic_site.model.views import SessionSummary, SessionView
-from agenthropic_site.render.formats import thousands, usd
+from agenthropic_site.render.formats import epoch_ms, thousands, usd
 from agenthropic_site.render.fragments import escaped
 from agenthropic_site.render.labels import linked_by
 
@@ -51,7 +51,7 @@ def session_rows(sessions: Iterable[SessionSummary], root: str, short_time: Call
             f'<tr data-session="{sid}">\n'
             f'  <td class="col-title"><a href="{root}sessions/{sid}/index.html">{escaped(session.title or session.session_id)}</a></td>\n'
             f'  <td class="col-project">{escaped(session.cwd or session.project)}</td>\n'
-            f'  <td class="col-date">{escaped(short_time(session.started_at))}</td>\n'
+            f'  <td class="col-date" data-sort="{epoch_ms(session.started_at)}">{escaped(short_time(session.started_at))}</td>\n'
             f'  <td class="col-status">{status_badge(session.status, session.ended_at)}</td>\n'
             f'  <td class="num col-tokens" data-sort="{total}">{tokens}</td>\n'
             f'  <td class="num col-cost" data-sort="{session.cost or 0}">{cost}</td>\n'

@@ -128,24 +128,48 @@
 
   // ---- Sortable tables ----
 
-  function cellValue(row, index) {
+  // A cell's key is its data-sort, else its text. A key that is a number as a whole (thousands
+  // separators allowed) sorts as one: parseFloat alone read "2026-07-26 12:48" as 2026 and
+  // "5h 48m" as 5. Numbers come before words, and an unknown value ("" or a dash) comes last
+  // in either direction.
+  var NUMBER = /^[-+]?(\d{1,3}(,\d{3})+(\.\d+)?|\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+  var collator = window.Intl && Intl.Collator ? new Intl.Collator(undefined, { numeric: true }) : null;
+
+  function sortKey(row, index) {
     var cell = row.cells[index];
-    if (!cell) return "";
-    var key = cell.getAttribute("data-sort");
-    return key !== null ? key : cell.textContent.trim();
+    var text = !cell ? "" : (cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent).trim();
+    var number = NUMBER.test(text) ? parseFloat(text.replace(/,/g, "")) : null;
+    return { unknown: text === "" || text === "\u2014", number: number, text: text };
+  }
+
+  function compareKeys(x, y) {
+    if (x.number !== null || y.number !== null) {
+      if (x.number === null) return 1;
+      if (y.number === null) return -1;
+      return x.number - y.number;
+    }
+    if (collator) return collator.compare(x.text, y.text);
+    return x.text < y.text ? -1 : x.text > y.text ? 1 : 0;
   }
 
   function sortBy(table, index, ascending) {
     var body = table.tBodies[0];
     if (!body) return;
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = cellValue(a, index), y = cellValue(b, index);
-      var nx = parseFloat(x), ny = parseFloat(y);
-      var result = (!isNaN(nx) && !isNaN(ny) && String(nx) !== "NaN") ? nx - ny : x.localeCompare(y);
-      return ascending ? result : -result;
+    // Each row's key is read once, not at every comparison, and the rows go back into an emptied
+    // body in one move: moving each row within the body took Chromium 2 s for 5,000 rows, and
+    // this 0.06 s. Rows with equal keys keep their order.
+    var keyed = Array.prototype.map.call(body.rows, function (row, place) {
+      return { row: row, key: sortKey(row, index), place: place };
     });
-    rows.forEach(function (row) { body.appendChild(row); });
+    keyed.sort(function (a, b) {
+      if (a.key.unknown !== b.key.unknown) return a.key.unknown ? 1 : -1;
+      var result = compareKeys(a.key, b.key);
+      return (ascending ? result : -result) || a.place - b.place;
+    });
+    body.textContent = "";
+    var rows = document.createDocumentFragment();
+    keyed.forEach(function (item) { rows.appendChild(item.row); });
+    body.appendChild(rows);
   }
 
   document.querySelectorAll("table.sortable").forEach(function (table) {

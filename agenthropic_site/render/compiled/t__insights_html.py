@@ -155,9 +155,13 @@ def root(context, missing=missing, environment=environment):
             t_9.extend((
                 '><td><code>',
                 escape(environment.getattr(l_2_stat, 'name')),
-                '</code></td><td class="num">',
+                '</code></td><td class="num" data-sort="',
+                escape(environment.getattr(l_2_stat, 'calls')),
+                '">',
                 escape(t_3(environment.getattr(l_2_stat, 'calls'))),
-                '</td><td class="num">',
+                '</td><td class="num" data-sort="',
+                escape(environment.getattr(l_2_stat, 'errors')),
+                '">',
                 escape(t_3(environment.getattr(l_2_stat, 'errors'))),
                 '</td>\n',
             ))
@@ -165,11 +169,11 @@ def root(context, missing=missing, environment=environment):
                 pass
                 t_9.extend((
                     '<td class="num" data-sort="',
-                    escape((environment.getattr(l_2_stat, 'median_ms') if (not t_5(environment.getattr(l_2_stat, 'median_ms'))) else -1)),
+                    escape((environment.getattr(l_2_stat, 'median_ms') if (not t_5(environment.getattr(l_2_stat, 'median_ms'))) else '')),
                     '">',
                     escape(context.call((undefined(name='elapsed') if l_0_elapsed is missing else l_0_elapsed), environment.getattr(l_2_stat, 'median_ms'), _loop_vars=_loop_vars)),
                     '</td><td class="num" data-sort="',
-                    escape((environment.getattr(l_2_stat, 'max_ms') if (not t_5(environment.getattr(l_2_stat, 'max_ms'))) else -1)),
+                    escape((environment.getattr(l_2_stat, 'max_ms') if (not t_5(environment.getattr(l_2_stat, 'max_ms'))) else '')),
                     '">',
                     escape(context.call((undefined(name='elapsed') if l_0_elapsed is missing else l_0_elapsed), environment.getattr(l_2_stat, 'max_ms'), _loop_vars=_loop_vars)),
                     '</td>',
@@ -259,4 +263,4 @@ def root(context, missing=missing, environment=environment):
     context.vars['largest_table'] = l_0_largest_table = Macro(environment, macro, 'largest_table', ('session', 'points', 'agents', 'agent_href'), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '3=42&5=62&6=67&10=93&13=100&14=102&15=104&16=106&17=108&18=110&19=114&25=122&27=133&29=144&30=150&31=164&38=187&42=201&43=207&44=214&45=217&46=239&47=241&48=250'
+debug_info = '3=42&5=62&6=67&10=93&13=100&14=102&15=104&16=106&17=108&18=110&19=114&25=122&27=133&29=144&30=150&31=168&38=191&42=205&43=211&44=218&45=221&46=243&47=245&48=254'

@@ -59,70 +59,76 @@ def block_content(context, missing=missing, environment=environment):
     l_0_session_rows = resolve('session_rows')
     l_0_cache = missing
     try:
-        t_1 = environment.filters['join']
+        t_1 = environment.filters['epoch_ms']
     except KeyError:
         @internalcode
         def t_1(*unused):
-            raise TemplateRuntimeError("No filter named 'join' found.")
+            raise TemplateRuntimeError("No filter named 'epoch_ms' found.")
     try:
-        t_2 = environment.filters['length']
+        t_2 = environment.filters['join']
     except KeyError:
         @internalcode
         def t_2(*unused):
-            raise TemplateRuntimeError("No filter named 'length' found.")
+            raise TemplateRuntimeError("No filter named 'join' found.")
     try:
-        t_3 = environment.filters['short_time']
+        t_3 = environment.filters['length']
     except KeyError:
         @internalcode
         def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'short_time' found.")
+            raise TemplateRuntimeError("No filter named 'length' found.")
     try:
-        t_4 = environment.filters['thousands']
+        t_4 = environment.filters['short_time']
     except KeyError:
         @internalcode
         def t_4(*unused):
-            raise TemplateRuntimeError("No filter named 'thousands' found.")
+            raise TemplateRuntimeError("No filter named 'short_time' found.")
     try:
-        t_5 = environment.filters['tojson']
+        t_5 = environment.filters['thousands']
     except KeyError:
         @internalcode
         def t_5(*unused):
-            raise TemplateRuntimeError("No filter named 'tojson' found.")
+            raise TemplateRuntimeError("No filter named 'thousands' found.")
     try:
-        t_6 = environment.filters['usd']
+        t_6 = environment.filters['tojson']
     except KeyError:
         @internalcode
         def t_6(*unused):
+            raise TemplateRuntimeError("No filter named 'tojson' found.")
+    try:
+        t_7 = environment.filters['usd']
+    except KeyError:
+        @internalcode
+        def t_7(*unused):
             raise TemplateRuntimeError("No filter named 'usd' found.")
     pass
     yield '<h1>Claude Code sessions</h1>\n<section class="cards">\n  <div class="card"><span class="label">Projects</span><span class="value">'
-    yield escape(t_2(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'projects')))
+    yield escape(t_3(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'projects')))
     yield '</span></div>\n  <div class="card"><span class="label">Sessions</span><span class="value">'
-    yield escape(t_2(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'sessions')))
+    yield escape(t_3(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'sessions')))
     yield '</span></div>\n  <div class="card"><span class="label">Tokens</span><span class="value">'
-    yield escape(t_4(environment.getattr(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'tokens'), 'total')))
+    yield escape(t_5(environment.getattr(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'tokens'), 'total')))
     yield '</span></div>\n'
     l_0_cache = context.call((undefined(name='cache_efficiency') if l_0_cache_efficiency is missing else l_0_cache_efficiency), context.call(environment.getattr(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'sessions'), 'values'), _block_vars=_block_vars), _block_vars=_block_vars)
     _block_vars['cache'] = l_0_cache
     yield '<div class="card"><span class="label">Cache reads</span><span class="value">'
     yield escape(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='cache') if l_0_cache is missing else l_0_cache), 'read_share'), _block_vars=_block_vars))
     yield '</span><span class="sub">of all input; caching saved '
-    yield escape(t_6(environment.getattr((undefined(name='cache') if l_0_cache is missing else l_0_cache), 'saved')))
+    yield escape(t_7(environment.getattr((undefined(name='cache') if l_0_cache is missing else l_0_cache), 'saved')))
     yield ' ('
-    yield escape(t_6(environment.getattr((undefined(name='cache') if l_0_cache is missing else l_0_cache), 'uncached_cost')))
+    yield escape(t_7(environment.getattr((undefined(name='cache') if l_0_cache is missing else l_0_cache), 'uncached_cost')))
     yield ' without it)</span></div>\n  <div class="card"><span class="label">Cost'
     if environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'lower_bound'):
         pass
         yield ' (at least)'
     yield '</span><span class="value">'
-    yield escape(t_6(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'cost')))
+    yield escape(t_7(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'cost')))
     yield '</span></div>\n'
     if environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'reported_agents'):
         pass
         yield '<div class="card"><span class="label">Reported, not counted</span><span class="value">'
-        yield escape(t_4(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'reported_tokens')))
+        yield escape(t_5(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'reported_tokens')))
         yield '</span><span class="sub">tokens in the last requests of '
-        yield escape(t_4(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'reported_agents')))
+        yield escape(t_5(environment.getattr((undefined(name='model') if l_0_model is missing else l_0_model), 'reported_agents')))
         yield ' agent(s) without a transcript, as their spawners report them</span></div>'
     yield '</section>\n'
     if (undefined(name='chart') if l_0_chart is missing else l_0_chart):
@@ -139,15 +145,15 @@ def block_content(context, missing=missing, environment=environment):
         yield 'data/usage.json">data/usage.json</a>.</p>\n<h3>5-hour blocks</h3>\n'
         yield escape(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'chart'))
         yield '\n<p class="busiest">'
-        yield escape(t_4(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'blocks')))
+        yield escape(t_5(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'blocks')))
         yield ' block(s) with usage. Busiest (marked ▼): '
         yield escape(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'label'))
         yield ', '
-        yield escape(t_4(environment.getattr(environment.getattr(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'window'), 'tokens'), 'total')))
+        yield escape(t_5(environment.getattr(environment.getattr(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'window'), 'tokens'), 'total')))
         yield ' tokens, '
         if environment.getattr(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'window'), 'priced'):
             pass
-            yield escape(t_6(environment.getattr(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'window'), 'cost')))
+            yield escape(t_7(environment.getattr(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'window'), 'cost')))
             if (not environment.getattr(environment.getattr(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'busiest'), 'window'), 'cost_complete')):
                 pass
                 yield ' at least'
@@ -171,11 +177,11 @@ def block_content(context, missing=missing, environment=environment):
                 yield '<tr>\n  <td class="col-date">'
                 yield escape(environment.getattr(l_2_row, 'label'))
                 yield '</td>\n  <td class="num col-tokens">'
-                yield escape(t_4(environment.getattr(environment.getattr(environment.getattr(l_2_row, 'window'), 'tokens'), 'total')))
+                yield escape(t_5(environment.getattr(environment.getattr(environment.getattr(l_2_row, 'window'), 'tokens'), 'total')))
                 yield '</td>\n  <td class="num col-cost">'
                 if environment.getattr(environment.getattr(l_2_row, 'window'), 'priced'):
                     pass
-                    yield escape(t_6(environment.getattr(environment.getattr(l_2_row, 'window'), 'cost')))
+                    yield escape(t_7(environment.getattr(environment.getattr(l_2_row, 'window'), 'cost')))
                     if (not environment.getattr(environment.getattr(l_2_row, 'window'), 'cost_complete')):
                         pass
                         yield '<span class="flag" title="at least: a session with an unpriced request is in this window">+</span>'
@@ -185,14 +191,14 @@ def block_content(context, missing=missing, environment=environment):
                 yield '</td>\n  <td class="num col-sessions">'
                 yield escape(environment.getattr(environment.getattr(l_2_row, 'window'), 'sessions'))
                 yield '</td>\n  <td class="col-models">'
-                yield escape(t_1(context.eval_ctx, environment.getattr(l_2_row, 'top_models'), ', '))
+                yield escape(t_2(context.eval_ctx, environment.getattr(l_2_row, 'top_models'), ', '))
                 yield '</td>\n</tr>\n'
             l_2_row = missing
             yield '</tbody>\n</table>\n'
             if environment.getattr(l_1_table, 'earlier'):
                 pass
                 yield '<p class="sub">'
-                yield escape(t_4(environment.getattr(l_1_table, 'earlier')))
+                yield escape(t_5(environment.getattr(l_1_table, 'earlier')))
                 yield ' earlier '
                 yield escape(environment.getattr(l_1_table, 'kind'))
                 yield ' in <a href="'
@@ -220,29 +226,31 @@ def block_content(context, missing=missing, environment=environment):
         yield '</a><div class="sub">'
         yield escape(environment.getattr(l_1_project, 'folder'))
         yield '</div></td>\n  <td class="num col-sessions">'
-        yield escape(t_2(environment.getattr(l_1_project, 'sessions')))
+        yield escape(t_3(environment.getattr(l_1_project, 'sessions')))
         yield '</td>\n  <td class="num col-tokens" data-sort="'
         yield escape(environment.getattr(environment.getattr(l_1_project, 'tokens'), 'total'))
         yield '">'
-        yield escape(t_4(environment.getattr(environment.getattr(l_1_project, 'tokens'), 'total')))
+        yield escape(t_5(environment.getattr(environment.getattr(l_1_project, 'tokens'), 'total')))
         yield '</td>\n  <td class="num col-cost" data-sort="'
         yield escape(environment.getattr(l_1_project, 'cost'))
         yield '">'
-        yield escape(t_6(environment.getattr(l_1_project, 'cost')))
+        yield escape(t_7(environment.getattr(l_1_project, 'cost')))
         if environment.getattr(l_1_project, 'lower_bound'):
             pass
             yield '<span class="flag" title="lower bound">+</span>'
-        yield '</td>\n  <td class="col-date">'
-        yield escape(t_3(environment.getattr(l_1_project, 'last_activity')))
+        yield '</td>\n  <td class="col-date" data-sort="'
+        yield escape(t_1(environment.getattr(l_1_project, 'last_activity')))
+        yield '">'
+        yield escape(t_4(environment.getattr(l_1_project, 'last_activity')))
         yield '</td>\n</tr>\n'
     l_1_project = missing
     yield '</tbody>\n</table>\n</section>\n<section>\n<h2>Sessions</h2>\n<p><span class="js-only"><label for="search">Search titles and prompts</label> <input id="search" type="search" placeholder="Filter sessions…"></span>\n<a class="search-all" href="'
     yield escape((undefined(name='root') if l_0_root is missing else l_0_root))
     yield 'search.html">Search every transcript</a></p>\n<script type="application/json" id="search-index">'
-    yield escape(t_5(context.eval_ctx, (undefined(name='search_index') if l_0_search_index is missing else l_0_search_index)))
+    yield escape(t_6(context.eval_ctx, (undefined(name='search_index') if l_0_search_index is missing else l_0_search_index)))
     yield '</script>\n<table class="sortable" id="sessions">\n<thead><tr><th class="col-title">Session</th><th class="col-project">Project</th><th class="col-date">Started</th><th class="col-status">Status</th><th class="num col-tokens">Tokens</th><th class="num col-cost">Cost</th></tr></thead>\n<tbody>\n'
     yield escape((undefined(name='session_rows') if l_0_session_rows is missing else l_0_session_rows))
     yield '</tbody>\n</table>\n</section>\n'
 
 blocks = {'title': block_title, 'content': block_content}
-debug_info = '1=13&2=16&3=25&4=33&5=43&8=99&9=101&10=103&11=105&12=114&13=120&15=128&16=133&19=136&21=140&22=142&23=160&24=164&25=166&28=168&30=172&31=174&32=176&33=186&34=188&39=192&43=203&49=211&51=215&52=223&53=225&54=229&55=236&64=240&66=242&70=244'
+debug_info = '1=13&2=16&3=25&4=33&5=43&8=105&9=107&10=109&11=111&12=120&13=126&15=134&16=139&19=142&21=146&22=148&23=166&24=170&25=172&28=174&30=178&31=180&32=182&33=192&34=194&39=198&43=209&49=217&51=221&52=229&53=231&54=235&55=242&64=248&66=250&70=252'

@@ -72,28 +72,34 @@ def block_content(context, missing=missing, environment=environment):
     l_0_servers = resolve('servers')
     l_0_weeks = l_0_cost_chart = l_0_sessions_chart = l_0_top = l_0_tools = missing
     try:
-        t_1 = environment.filters['length']
+        t_1 = environment.filters['epoch_ms']
     except KeyError:
         @internalcode
         def t_1(*unused):
-            raise TemplateRuntimeError("No filter named 'length' found.")
+            raise TemplateRuntimeError("No filter named 'epoch_ms' found.")
     try:
-        t_2 = environment.filters['short_time']
+        t_2 = environment.filters['length']
     except KeyError:
         @internalcode
         def t_2(*unused):
-            raise TemplateRuntimeError("No filter named 'short_time' found.")
+            raise TemplateRuntimeError("No filter named 'length' found.")
     try:
-        t_3 = environment.filters['thousands']
+        t_3 = environment.filters['short_time']
     except KeyError:
         @internalcode
         def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'thousands' found.")
+            raise TemplateRuntimeError("No filter named 'short_time' found.")
     try:
-        t_4 = environment.filters['usd']
+        t_4 = environment.filters['thousands']
     except KeyError:
         @internalcode
         def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'thousands' found.")
+    try:
+        t_5 = environment.filters['usd']
+    except KeyError:
+        @internalcode
+        def t_5(*unused):
             raise TemplateRuntimeError("No filter named 'usd' found.")
     pass
     yield '<p class="crumbs"><a href="'
@@ -103,15 +109,15 @@ def block_content(context, missing=missing, environment=environment):
     yield '</h1>\n<p class="sub">Folder <code>'
     yield escape(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'folder'))
     yield '</code></p>\n<section class="cards">\n  <div class="card"><span class="label">Sessions</span><span class="value">'
-    yield escape(t_1(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'sessions')))
+    yield escape(t_2(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'sessions')))
     yield '</span></div>\n  <div class="card"><span class="label">Tokens</span><span class="value">'
-    yield escape(t_3(environment.getattr(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'tokens'), 'total')))
+    yield escape(t_4(environment.getattr(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'tokens'), 'total')))
     yield '</span></div>\n  <div class="card"><span class="label">Cost'
     if environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'lower_bound'):
         pass
         yield ' (at least)'
     yield '</span><span class="value">'
-    yield escape(t_4(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'cost')))
+    yield escape(t_5(environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'cost')))
     yield '</span></div>\n</section>\n'
     if (undefined(name='chart') if l_0_chart is missing else l_0_chart):
         pass
@@ -156,9 +162,9 @@ def block_content(context, missing=missing, environment=environment):
             yield '/index.html">'
             yield escape((environment.getattr(l_1_session, 'title') or environment.getattr(l_1_session, 'session_id')))
             yield '</a></td><td class="col-date">'
-            yield escape(t_2(environment.getattr(l_1_session, 'started_at')))
+            yield escape(t_3(environment.getattr(l_1_session, 'started_at')))
             yield '</td><td class="num">'
-            yield escape(t_4(environment.getattr(l_1_session, 'cost')))
+            yield escape(t_5(environment.getattr(l_1_session, 'cost')))
             yield '</td></tr>\n'
         l_1_session = missing
         yield '</tbody>\n</table>\n</section>\n'
@@ -184,6 +190,7 @@ def block_content(context, missing=missing, environment=environment):
             yield '</div>'
     yield '</section>\n<section>\n<table class="sortable">\n<thead><tr><th class="col-title">Title</th><th class="col-date">Start</th><th class="col-duration">Duration</th><th class="num col-agents">Agents</th><th class="num col-tokens">Tokens</th><th class="num col-cost">Cost</th><th class="col-status">Status</th><th class="num col-compactions">Compactions</th><th class="num col-failures">Failures</th></tr></thead>\n<tbody>\n'
     for l_1_session in environment.getattr((undefined(name='project') if l_0_project is missing else l_0_project), 'sessions'):
+        l_1_duration_seconds = resolve('duration_seconds')
         l_1_duration = resolve('duration')
         l_1_status_badge = resolve('status_badge')
         _loop_vars = {}
@@ -194,12 +201,16 @@ def block_content(context, missing=missing, environment=environment):
         yield escape(environment.getattr(l_1_session, 'session_id'))
         yield '/index.html">'
         yield escape((environment.getattr(l_1_session, 'title') or environment.getattr(l_1_session, 'session_id')))
-        yield '</a></td>\n  <td class="col-date">'
-        yield escape(t_2(environment.getattr(l_1_session, 'started_at')))
-        yield '</td>\n  <td class="col-duration">'
+        yield '</a></td>\n  <td class="col-date" data-sort="'
+        yield escape(t_1(environment.getattr(l_1_session, 'started_at')))
+        yield '">'
+        yield escape(t_3(environment.getattr(l_1_session, 'started_at')))
+        yield '</td>\n  <td class="col-duration" data-sort="'
+        yield escape(context.call((undefined(name='duration_seconds') if l_1_duration_seconds is missing else l_1_duration_seconds), environment.getattr(l_1_session, 'started_at'), environment.getattr(l_1_session, 'ended_at'), _loop_vars=_loop_vars))
+        yield '">'
         yield escape(context.call((undefined(name='duration') if l_1_duration is missing else l_1_duration), environment.getattr(l_1_session, 'started_at'), environment.getattr(l_1_session, 'ended_at'), _loop_vars=_loop_vars))
         yield '</td>\n  <td class="num col-agents">'
-        yield escape(t_1(environment.getattr(l_1_session, 'agent_ids')))
+        yield escape(t_2(environment.getattr(l_1_session, 'agent_ids')))
         yield '</td>\n  <td class="num col-tokens" data-sort="'
         yield escape(environment.getattr(environment.getattr(l_1_session, 'tokens'), 'total'))
         yield '">'
@@ -208,7 +219,7 @@ def block_content(context, missing=missing, environment=environment):
             yield '—'
         else:
             pass
-            yield escape(t_3(environment.getattr(environment.getattr(l_1_session, 'tokens'), 'total')))
+            yield escape(t_4(environment.getattr(environment.getattr(l_1_session, 'tokens'), 'total')))
         yield '</td>\n  <td class="num col-cost" data-sort="'
         yield escape((environment.getattr(l_1_session, 'cost') or 0))
         yield '">'
@@ -217,7 +228,7 @@ def block_content(context, missing=missing, environment=environment):
             yield '<span class="excluded">excluded</span>'
         else:
             pass
-            yield escape(t_4(environment.getattr(l_1_session, 'cost')))
+            yield escape(t_5(environment.getattr(l_1_session, 'cost')))
         yield '</td>\n  <td class="col-status">'
         yield escape(context.call((undefined(name='status_badge') if l_1_status_badge is missing else l_1_status_badge), environment.getattr(l_1_session, 'status'), environment.getattr(l_1_session, 'ended_at'), _loop_vars=_loop_vars))
         yield '</td>\n  <td class="num col-compactions">'
@@ -225,8 +236,8 @@ def block_content(context, missing=missing, environment=environment):
         yield '</td>\n  <td class="num col-failures">'
         yield escape(environment.getattr(l_1_session, 'failed_agents'))
         yield '</td>\n</tr>\n'
-    l_1_session = l_1_duration = l_1_status_badge = missing
+    l_1_session = l_1_duration_seconds = l_1_duration = l_1_status_badge = missing
     yield '</tbody>\n</table>\n</section>\n'
 
 blocks = {'title': block_title, 'content': block_content}
-debug_info = '1=13&2=16&3=28&4=39&5=51&6=100&7=102&8=104&10=106&11=108&12=110&14=116&15=121&16=128&17=130&20=133&21=135&22=139&24=144&25=146&31=149&37=165&39=168&40=173&41=178&47=186&49=192&50=198&51=200&52=202&53=204&54=213&55=222&56=224&57=226'
+debug_info = '1=13&2=16&3=28&4=39&5=51&6=106&7=108&8=110&10=112&11=114&12=116&14=122&15=127&16=134&17=136&20=139&21=141&22=145&24=150&25=152&31=155&37=171&39=174&40=179&41=184&47=192&49=199&50=205&51=209&52=213&53=215&54=224&55=233&56=235&57=237'

@@ -217,7 +217,9 @@ def block_content(context, missing=missing, environment=environment):
             yield escape(environment.getattr(l_1_skip, 'reason'))
             yield '</td><td>'
             yield escape(environment.getattr(l_1_skip, 'detail'))
-            yield '</td><td class="num">'
+            yield '</td><td class="num" data-sort="'
+            yield escape((environment.getattr(l_1_skip, 'size') if (not t_5(environment.getattr(l_1_skip, 'size'))) else ''))
+            yield '">'
             yield escape((t_4(environment.getattr(l_1_skip, 'size')) if (not t_5(environment.getattr(l_1_skip, 'size'))) else '—'))
             yield '</td></tr>'
         l_1_skip = missing
