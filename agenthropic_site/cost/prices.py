@@ -333,8 +333,10 @@ def load_price_table(extra: Path | None = None) -> PriceTable:
             user = orjson.loads(extra.read_bytes())
             if not isinstance(user, dict) or not isinstance(user.get("families"), dict):
                 raise PricingFileError(f"{extra}: expected an object with a \"families\" object")
-        except (OSError, orjson.JSONDecodeError) as exc:
+        except OSError as exc:
             raise PricingFileError(f"{extra}: {exc}") from None
+        except orjson.JSONDecodeError as exc:  # orjson says "str is not valid UTF-8" of bytes that are not: name the file's fault first
+            raise PricingFileError(f"{extra}: not a JSON price file (UTF-8 JSON): {exc}") from None
         families.update(user["families"])
         user_names = set(user["families"])
     else:
