@@ -25,6 +25,11 @@ class _Console(logging.Handler):
             self.handleError(record)
 
 
+def progress_step(total: int, least: int) -> int:
+    """Return how many items each progress line of a stage stands for: a tenth of `total`, at least `least`."""
+    return max(least, -(-total // 10))
+
+
 def verbosity(quiet: bool, verbose: bool) -> int:
     """Return the verbosity that -q and -v ask for (-q wins)."""
     return QUIET if quiet else VERBOSE if verbose else NORMAL

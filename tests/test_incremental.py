@@ -19,7 +19,7 @@ import pytest
 
 from agenthropic_site.cache.store import USAGE_COLUMNS, Cache, rows_digest
 from agenthropic_site.model import views
-from agenthropic_site.pipeline import parsing, stamp
+from agenthropic_site.pipeline import ingest, parsing, stamp
 from agenthropic_site.pipeline.build import run_build
 from agenthropic_site.places import CACHE_FILE
 from agenthropic_site.render import site as render_site
@@ -66,12 +66,15 @@ def test_progress_counts_the_sessions_rendered_not_those_looked_at(
 ) -> None:
     # A line every 4 sessions rendered, batches of 2: the 21 demo sessions stand for thousands.
     monkeypatch.setattr(render_site, "PROGRESS_EVERY", 4)
+    monkeypatch.setattr(ingest, "PARSE_PROGRESS_EVERY", 2)
     monkeypatch.setattr(views, "VIEW_BATCH", 2)
     path = main_file(demo_corpus)
     whole = path.read_bytes()
     path.write_bytes(whole[: whole.rfind(b"\n", 0, len(whole) // 2) + 1])
     live = replace(config(demo_corpus, tmp_path / "site", tmp_path / "cache"), jobs=1)
     run_build(live)
+    # A line a tenth of the way (3 of 21 sessions) or each PARSE_PROGRESS_EVERY, whichever is more, and one at the end.
+    assert [line for line in said if line.startswith("parsed ")] == [f"parsed {done}/21 changed sessions" for done in range(3, 22, 3)]
     progress = [line for line in said if line.startswith("rendered the pages of")]
     assert progress[0] == "rendered the pages of 4 sessions (4/21 looked at)"
     assert len(progress) == 21 // 4

@@ -11,6 +11,7 @@ processes; tests/test_pool.py tests the pool itself.
 from __future__ import annotations
 
 import multiprocessing.process
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +83,21 @@ def test_two_processes_build_the_same_site_and_cache_as_one(small_corpus: Path, 
     assert (tmp_path / "one" / "cache" / "cache.sqlite3").read_bytes() == (tmp_path / "two" / "cache" / "cache.sqlite3").read_bytes()
     again = run_build(settings(small_corpus, tmp_path / "two", 2))  # nothing changed: nothing rendered, no workers
     assert (again.pages_rendered, again.pages_written) == (0, 0)
+
+
+def test_pages_rendered_in_workers_are_told_as_they_come_back(small_corpus: Path, few_workers: None, tmp_path: Path, said: list[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenthropic_site.render import site
+
+    monkeypatch.setattr(site, "PROGRESS_EVERY", 2)  # a line every 2 sessions rendered at least (a tenth of 12 is 2)
+    run_build(settings(small_corpus, tmp_path, 2))
+    assert f"rendering the pages of {SMALL_SESSIONS} sessions in 2 processes" in said
+    told = [re.fullmatch(r"rendered the pages of (\d+) sessions \((\d+)/(\d+) looked at\)", line) for line in said if line.startswith("rendered the")]
+    counts = [(int(match[1]), int(match[2]), int(match[3])) for match in told if match]
+    assert len(counts) == len(told) >= SMALL_SESSIONS // SMALL_BATCH  # a line for each batch of 4 (each crosses a step of 2)
+    assert [rendered for rendered, _, _ in counts] == sorted({rendered for rendered, _, _ in counts})
+    assert all(rendered <= looked and total == SMALL_SESSIONS for rendered, looked, total in counts)
+    assert counts[-1][:2] == (SMALL_SESSIONS, SMALL_SESSIONS)  # a first build renders every session
 
 
 def test_workers_that_cannot_start_leave_the_build_to_this_process(

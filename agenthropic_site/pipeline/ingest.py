@@ -10,6 +10,7 @@ from agenthropic_site import code_identity
 from agenthropic_site.cache import Cache
 from agenthropic_site.cache.checkpoints import FilesIdentity, ParsedFile, ScanCheckpoint
 from agenthropic_site.config import BuildConfig, check_folders
+from agenthropic_site.console import progress_step
 from agenthropic_site.corpus import CorpusScan, FileRef, SessionFiles, real_root, scan_corpus
 from agenthropic_site.corpus.walk import Walked
 from agenthropic_site.corpus.sniff import sniff_session_id
@@ -23,6 +24,7 @@ from agenthropic_site.pipeline.result import BuildResult
 log = logging.getLogger(__name__)
 
 REASON_MAX_CHARS = 300
+PARSE_PROGRESS_EVERY = 50  # sessions parsed between progress lines, at least (a first build of 20 or more tells them)
 _ABS_PATH_RE = re.compile(r"(?:[A-Za-z]:)?[\\/](?:[^\s'\"\\/:]+[\\/])+[^\s'\"]*")
 
 
@@ -64,8 +66,9 @@ def ingest(cache: Cache, scan: CorpusScan, config: BuildConfig, prices: PriceTab
             parsed_before[sid] = cache.parsed_files(sid, sidecars_only=True)  # its sidecars as they were (an append changes the shape)
         return kept, parsed_before.pop(sid, {})
 
+    step = progress_step(len(todo), PARSE_PROGRESS_EVERY)  # about ten lines, however many sessions
     for done, (files, outcome) in enumerate(parse_all(todo, scan.root, config, before, prices), start=1):
-        if len(todo) >= 20 and (done % 50 == 0 or done == len(todo)):
+        if len(todo) >= 20 and (done % step == 0 or done == len(todo)):
             log.info(f"parsed {done}/{len(todo)} changed sessions")
         fingerprint = files.fingerprint
         # Sessions that shared messages with the old version may gain or lose their ownership. A new

@@ -43,6 +43,7 @@ class BatchResult:
     digests: dict[str, str]
     writer: SiteWriter  # what it produced, wrote (staged) and kept
     rendered: int
+    sessions: int  # whose pages were rendered, for the progress lines
     graphviz_missing: bool
     redactions: dict[str, list[Any]]
     svgs: dict[str, bytes] = field(default_factory=dict)
@@ -73,13 +74,13 @@ def render_batch(renderer: Renderer, batch: list[str]) -> BatchResult:
     # (The Renderer judges what is fresh by its own record, taken from the setup's writer.)
     renderer.writer = writer = SiteWriter(renderer.writer.out, renderer.writer.stage)
     try:
-        renderer.render_batch(batch)
+        sessions = renderer.render_batch(batch)
     except BaseException:
         writer.abort()
         raise
     writer.close_folders()
     stats = renderer.stats
-    return BatchResult(renderer.digests, writer, stats.rendered, stats.graphviz_missing, renderer.redactions, renderer.svgs, renderer.layouts)
+    return BatchResult(renderer.digests, writer, stats.rendered, sessions, stats.graphviz_missing, renderer.redactions, renderer.svgs, renderer.layouts)
 
 
 def merge(parent: Renderer, result: BatchResult) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from agenthropic_site.batches import batched
+from agenthropic_site.console import progress_step
 from agenthropic_site.model.gather import SiteModel
 from agenthropic_site.model import views
 from agenthropic_site.records import record_class
@@ -30,7 +31,7 @@ from agenthropic_site.render.writer import SiteWriter
 
 log = logging.getLogger(__name__)
 
-PROGRESS_EVERY = 250  # sessions between progress lines on long builds (silent with -q)
+PROGRESS_EVERY = 250  # sessions rendered between progress lines, at least (silent with -q)
 _said: set[str] = set()  # notices this process printed: a watch says each once, not at every pass
 
 
@@ -160,6 +161,16 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
     # Large sessions' views in smaller batches (a session whose view is not loaded weighs as if it were).
     sizes = renderer.source.view_sizes() if len(ids) > 1 else {}
     batches = batched(ids, size, lambda sid: sizes.get(sid, 0), views.VIEW_BATCH_BYTES)
+    # Progress counts the sessions whose pages were rendered, about ten lines in all: an append to
+    # one of 5,000 sessions looks at every session's inputs but renders one, and says nothing.
+    step, rendered, looked = progress_step(len(ids), PROGRESS_EVERY), 0, 0
+
+    def tell(done: int, batch: list[str]) -> None:
+        nonlocal rendered, looked
+        rendered, looked = rendered + done, looked + len(batch)
+        if rendered // step > (rendered - done) // step:
+            log.info(f"rendered the pages of {rendered} sessions ({looked}/{len(ids)} looked at)")
+
     if in_workers is not None:
         jobs = min(jobs, len(batches))
         log.info(f"rendering the pages of {len(changed)} sessions in {jobs} processes")
@@ -168,23 +179,17 @@ def _render_sessions(renderer: Renderer, jobs: int, in_workers: InWorkers | None
         setup = WorkerSetup(model, renderer.writer.spawn(), renderer.dirs, renderer.site_digest, renderer.redactor is not None)
 
         def here(batch: list[str]) -> BatchResult | None:
-            renderer.render_batch(batch)  # a batch no worker answered: rendered in this process
+            tell(renderer.render_batch(batch), batch)  # a batch no worker answered: rendered in this process
             return None
 
         def fell_back(why: str) -> None:
             log.info(f"notice: {why}; this process rendered the remaining sessions")
 
         with closing(in_workers(setup, batches, jobs, here, fell_back)) as answers:
-            for _, result in answers:
+            for batch, result in answers:
                 if result is not None:
                     merge(renderer, result)
+                    tell(result.sessions, batch)
         return
-    # Progress counts the sessions whose pages were rendered: an append to one of 5,000 sessions
-    # looks at every session's inputs but renders one, and says nothing.
-    rendered = looked = 0
     for batch in batches:
-        done = renderer.render_batch(batch)
-        rendered += done
-        looked += len(batch)
-        if rendered // PROGRESS_EVERY > (rendered - done) // PROGRESS_EVERY:
-            log.info(f"rendered the pages of {rendered} sessions ({looked}/{len(ids)} looked at)")
+        tell(renderer.render_batch(batch), batch)
