@@ -317,16 +317,18 @@ CHANGES = [_append_line] * 6 + [_complete_line] * 2 + [_cut_back, _edit_in_place
                                                     _copy_session, _remove_session]
 
 
-def _a_site_file(site: Path, rng: random.Random) -> Path:
-    """Pick one file a build published in the live site."""
+def _a_site_file(site: Path, rng: random.Random) -> Path | None:
+    """Pick one file a build published in the live site; None when it has none (the cold build it was started again from failed)."""
     # Not the folder's claim (.agenthropic-site) nor the builds' bookkeeping: without them the folder is a user's, left alone.
     files = sorted(path for path in site.rglob("*") if path.is_file() and not path.relative_to(site).parts[0].startswith(".agenthropic"))
-    return rng.choice(files)
+    return rng.choice(files) if files else None
 
 
 def _remove_a_page(site: Path, rng: random.Random) -> str:
     """Delete one file of the live site, as a user tidying the output folder might: the next build writes it again."""
     target = _a_site_file(site, rng)
+    if target is None:
+        return "found no page to delete in the live site"
     target.unlink()
     return f"deleted {target.relative_to(site).as_posix()} from the live site"
 
@@ -334,6 +336,8 @@ def _remove_a_page(site: Path, rng: random.Random) -> str:
 def _edit_a_page(site: Path, rng: random.Random) -> str:
     """Change one file of the live site, as an editor or a `git checkout` there might: the next build writes it back."""
     target = _a_site_file(site, rng)
+    if target is None:
+        return "found no page to edit in the live site"
     edited = target.read_bytes() + b"\n<!-- edited -->\n"
     written = (site / ".agenthropic" / "manifest").stat().st_ctime_ns
     while True:  # a change within the file system clock's tick of the manifest's writing is not seen (docs/usage.md)
@@ -503,6 +507,8 @@ def _steps(corpora: list[Path], work: Path, seconds: float, seed: int, steps: in
         if differing or (code is not None and code != cold.returncode) or (watch is not None and how != "by --watch"):
             shown = ", ".join(differing[:5]) + (f" and {len(differing) - 5} more" if len(differing) > 5 else "")
             exits = f"; exit {code} against {cold.returncode} cold" if code is not None else ""
+            if cold.returncode not in (0, 1):  # the cold build failed: what it said, to act on
+                exits += f" ({' | '.join(cold.stderr.strip().splitlines()[-3:]) or 'nothing on stderr'})"
             tally.different.append(f"step {step} (built {how}{exits}): {_files(len(differing))}: {shown}; after: " + "; ".join(said[-8:]))
             if keep:
                 break
