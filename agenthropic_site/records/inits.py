@@ -218,16 +218,6 @@ def _init22(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
 
 
 def _init23(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
-    self._field0 = _field0
-    self._field1 = _field1
-    self._field2 = _field2
-    self._field3 = _field3
-    self._field4 = _field4
-    self._field5 = _factory5() if _field5 is _FACTORY else _field5
-    self._field6 = _factory6() if _field6 is _FACTORY else _field6
-
-
-def _init24(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6):
     _set(self, '_field0', _field0)
     _set(self, '_field1', _field1)
     _set(self, '_field2', _field2)
@@ -237,10 +227,21 @@ def _init24(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6)
     _set(self, '_field6', _field6)
 
 
-def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+def _init24(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
     self._field0 = _field0
     self._field1 = _field1
     self._field2 = _factory2() if _field2 is _FACTORY else _field2
+    self._field3 = _field3
+    self._field4 = _field4
+    self._field5 = _field5
+    self._field6 = _factory6() if _field6 is _FACTORY else _field6
+    self._field7 = _factory7() if _field7 is _FACTORY else _field7
+
+
+def _init25(self, _field0, _field1, _field2, _field3, _field4, _field5, _field6, _field7):
+    self._field0 = _field0
+    self._field1 = _field1
+    self._field2 = _field2
     self._field3 = _field3
     self._field4 = _field4
     self._field5 = _field5
@@ -649,9 +650,9 @@ INITS: dict[tuple[int, bool, tuple[int, ...], bool], Any] = {
     (7, False, (), False): _init20,
     (7, False, (1, 2, 3, 4), False): _init21,
     (7, False, (2, 3, 4, 5, 6), False): _init22,
-    (7, False, (5, 6), False): _init23,
-    (7, True, (), False): _init24,
-    (8, False, (2, 6, 7), False): _init25,
+    (7, True, (), False): _init23,
+    (8, False, (2, 6, 7), False): _init24,
+    (8, False, (6, 7), False): _init25,
     (8, True, (), False): _init26,
     (9, False, (7,), False): _init27,
     (9, True, (), False): _init28,
