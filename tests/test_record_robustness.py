@@ -18,6 +18,7 @@ from agenthropic_site.parse.links import RANK, Evidence, choose_edges, collect_e
 from agenthropic_site.parse.model import EDGE_SOURCES, Warning
 from agenthropic_site.parse.scan import TranscriptFacts, scan_records
 from records import SID, assistant, line, usage, user, write
+from conftest import DEMO_CORPUS, fuzz_harness
 from test_incremental import config
 
 PROJECT = "-home-u-app"
@@ -347,3 +348,17 @@ def test_odd_envelope_values_never_fail_the_session() -> None:
     session = parse(b"".join(line(record) for record in odd))
     assert session.versions == ["2.1.10", "2.1.²"]
     assert sum(row.tokens.output for row in session.usage) == 10
+
+
+def test_the_hostile_values_harness_spoils_records_and_builds_them(tmp_path: Path) -> None:
+    """tests/fuzz/hostile_values.py on the demo corpus, two trials: each build ends as a build may (exit 0 or 1)."""
+    harness = fuzz_harness("hostile_values")
+    records = b"".join(json.dumps({"type": "assistant", "message": {"usage": {"input_tokens": n}}}).encode() + b"\n" for n in range(100))
+    spoiled = harness.spoil(records, random.Random(1))
+    assert spoiled != records and spoiled.count(b"\n") == records.count(b"\n")  # values changed, not records added or lost
+    mains = harness.main_transcripts([DEMO_CORPUS])
+    assert len(mains) >= harness.SESSIONS_A_TRIAL
+    rng = random.Random(3)
+    for _ in range(2):
+        assert harness.one_trial(mains, rng, tmp_path / "trial") is None
+        assert (tmp_path / "trial" / "site" / "index.html").is_file()
